@@ -1,0 +1,66 @@
+"""What a player brings to the showdown: an arrangement, a declared special, or nothing.
+
+Declarations follow R5.4 (named or ``any``; unsupported ones are refused) and R5.5 (split
+patterns carry a qualifying split).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.arrangement import Arrangement
+from domain.cards import Card
+from domain.errors import SpecialError
+from domain.ruleset import Ruleset
+from domain.specials import ANY, Special, Split, qualifies, qualifying, split_qualifies
+
+
+@dataclass(frozen=True)
+class Play:
+    """One player's showdown entry; with neither field set the player has no arrangement."""
+
+    arrangement: Arrangement | None = None
+    special: Special | None = None
+    split: Split | None = None
+
+    @property
+    def is_special(self) -> bool:
+        return self.special is not None
+
+
+NO_ARRANGEMENT = Play()
+"""R4.3: a player who never arranged is foul at the showdown."""
+
+
+def declare(cards: Sequence[Card], declared: str, ruleset: Ruleset,
+            split: Split | None = None) -> Play:
+    """R5.4: declare a named special or ``any``; refused when the cards do not support it.
+
+    A given ``split`` must use exactly these cards and, for a split pattern, show it (R5.5);
+    without one the service finds a qualifying split.
+    """
+    if len(cards) != 13 or len(set(cards)) != 13:
+        raise SpecialError("a special hand needs 13 different cards", field="cards")
+    quads = ruleset.quad_counts_as_two_pairs
+    if split is not None and sorted(split.cards) != sorted(cards):
+        raise SpecialError("the split does not use exactly the player's 13 cards", field="cards")
+    if declared == ANY:
+        found = qualifying(cards, quad_counts_as_two_pairs=quads)
+        if not found:
+            raise SpecialError("declared 'any' but the cards qualify for no special hand",
+                               field="special")
+        best = found[0]
+        if split is not None and best.special.is_split and split_qualifies(best.special, split):
+            return Play(special=best.special, split=split)
+        return Play(special=best.special, split=best.split)
+    special = Special.from_id(declared)
+    if split is not None and special.is_split:
+        if not split_qualifies(special, split):
+            raise SpecialError(f"the given split does not show {special.id}", field="special")
+        return Play(special=special, split=split)
+    qualification = qualifies(special, cards, quad_counts_as_two_pairs=quads)
+    if qualification is None:
+        raise SpecialError(f"the cards do not qualify for {special.id} ({special.chinese})",
+                           field="special")
+    return Play(special=special, split=qualification.split)

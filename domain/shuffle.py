@@ -1,0 +1,65 @@
+"""The provably fair shuffle and deal (R12).
+
+>>> hands = deal(bytes(32), "client", "r1", 4)      # the R12.7 test vector
+>>> " ".join(map(str, hands[0]))
+'Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd'
+>>> commitment(bytes(32))[:16]
+'66687aadf862bd77'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Iterator
+
+from domain.cards import DECK, Card
+
+SEED_BYTES = 32
+HAND_SIZE = 13
+
+
+def commitment(server_seed: bytes) -> str:
+    """R12.1: ``hex(SHA-256(server_seed))``, published before the deal."""
+    return hashlib.sha256(server_seed).hexdigest()
+
+
+def verify_commitment(server_seed: bytes, published: str) -> bool:
+    """R12.6: does the revealed seed match the commitment published before the deal?"""
+    return hmac.compare_digest(commitment(server_seed), published.lower())
+
+
+def words(server_seed: bytes, client_seed: str, round_id: str) -> Iterator[int]:
+    """R12.3: HMAC-SHA256 blocks over ``"{client_seed}:{round_id}:{counter}"``, each giving
+    eight 32-bit big-endian words in order."""
+    counter = 0
+    while True:
+        message = f"{client_seed}:{round_id}:{counter}".encode()
+        block = hmac.new(server_seed, message, hashlib.sha256).digest()
+        for k in range(0, 32, 4):
+            yield int.from_bytes(block[k:k + 4], "big")
+        counter += 1
+
+
+def shuffled_deck(server_seed: bytes, client_seed: str, round_id: str) -> tuple[Card, ...]:
+    """R12.4: Fisher–Yates from the canonical deck (R1.4) with rejection sampling."""
+    deck = list(DECK)
+    stream = words(server_seed, client_seed, round_id)
+    for i in range(51, 0, -1):
+        n = i + 1
+        limit = 2**32 - (2**32 % n)
+        word = next(stream)
+        while word >= limit:
+            word = next(stream)
+        j = word % n
+        deck[i], deck[j] = deck[j], deck[i]
+    return tuple(deck)
+
+
+def deal(server_seed: bytes, client_seed: str, round_id: str, players: int
+         ) -> tuple[tuple[Card, ...], ...]:
+    """R12.5: the k-th active player in seat order gets deck positions 13k … 13k+12."""
+    if not 2 <= players <= 4:
+        raise ValueError("a table deals to 2 to 4 players (R10.1)")
+    deck = shuffled_deck(server_seed, client_seed, round_id)
+    return tuple(deck[HAND_SIZE * k:HAND_SIZE * (k + 1)] for k in range(players))

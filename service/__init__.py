@@ -1,0 +1,1 @@
+"""The outside of thirteen: command line, gRPC adapter, application and server."""

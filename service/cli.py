@@ -1,0 +1,114 @@
+"""The ``thirteen`` command line.
+
+Bad input is answered with a one-line message on stderr and exit status 2; nothing here prints
+a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
+
+from domain.cards import format_cards
+from domain.errors import RuleError
+from domain.shuffle import SEED_BYTES, commitment, deal
+from service.round_json import score_line, suggest_line
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line instead of argparse's usage block (exit status 2 as argparse's own)."""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see --help)\n")
+
+
+def _json_lines(handler: Callable[[Any], dict[str, Any]], stdin: TextIO, stdout: TextIO,
+                stderr: TextIO) -> int:
+    """Answer each input line in order; a bad line yields ``{"error": ...}`` in its place."""
+    status = 0
+    for number, line in enumerate(stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            result = handler(json.loads(line))
+        except json.JSONDecodeError as error:
+            result = {"error": f"line {number}: malformed JSON: {error.msg} at column "
+                               f"{error.colno}"}
+        except RuleError as error:
+            result = {"error": f"line {number}: {error.message}"}
+        if "error" in result:
+            status = EXIT_BAD_INPUT
+            print(f"thirteen: {result['error']}", file=stderr)
+        stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return status
+
+
+def _score(args: argparse.Namespace) -> int:
+    return _json_lines(score_line, sys.stdin, sys.stdout, sys.stderr)
+
+
+def _suggest(args: argparse.Namespace) -> int:
+    return _json_lines(suggest_line, sys.stdin, sys.stdout, sys.stderr)
+
+
+def _seed(text: str) -> bytes:
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"server seed {text!r} is not hex") from None
+    if len(seed) != SEED_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"server seed must be {SEED_BYTES} bytes ({2 * SEED_BYTES} hex digits), "
+            f"got {len(seed)}")
+    return seed
+
+
+def _players(text: str) -> int:
+    if not text.isdigit() or not 2 <= int(text) <= 4:
+        raise argparse.ArgumentTypeError(f"players must be 2, 3 or 4, got {text!r}")
+    return int(text)
+
+
+def _deal(args: argparse.Namespace) -> int:
+    """R12: recompute a deal from its seeds."""
+    hands = deal(args.server_seed, args.client_seed, args.round_id, args.players)
+    out = {"commitment": commitment(args.server_seed), "hands": [format_cards(h) for h in hands]}
+    print(json.dumps(out))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    score = commands.add_parser(
+        "score", help="score rounds: JSON Lines on stdin, one result line per round")
+    score.set_defaults(run=_score)
+    suggest = commands.add_parser(
+        "suggest", help="qualifying specials and an arrangement for 13 cards (JSON Lines)")
+    suggest.set_defaults(run=_suggest)
+    dealer = commands.add_parser("deal", help="recompute a provably fair deal (R12)")
+    dealer.add_argument("--server-seed", type=_seed, required=True, help="64 hex digits")
+    dealer.add_argument("--client-seed", default="", help="the caller's seed (default empty)")
+    dealer.add_argument("--round-id", required=True)
+    dealer.add_argument("--players", type=_players, required=True, help="2 to 4")
+    dealer.set_defaults(run=_deal)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
