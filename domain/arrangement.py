@@ -29,14 +29,21 @@ class Arrangement:
     back: tuple[Card, ...]
 
     @classmethod
-    def of(cls, front: Sequence[Card], middle: Sequence[Card], back: Sequence[Card],
-           *, dealt: Sequence[Card] | None = None) -> Arrangement:
+    def of(
+        cls,
+        front: Sequence[Card],
+        middle: Sequence[Card],
+        back: Sequence[Card],
+        *,
+        dealt: Sequence[Card] | None = None,
+    ) -> Arrangement:
         """An arrangement checked against R4.1; ``dealt`` are the player's thirteen cards."""
         piles = (tuple(front), tuple(middle), tuple(back))
         for name, pile, size in zip(PILE_NAMES, piles, PILE_SIZES, strict=True):
             if len(pile) != size:
-                raise ArrangementError(f"the {name} needs {size} cards, got {len(pile)}",
-                                       field=name)
+                raise ArrangementError(
+                    f"the {name} needs {size} cards, got {len(pile)}", field=name
+                )
         seen: set[Card] = set()
         for name, pile in zip(PILE_NAMES, piles, strict=True):
             for card in pile:
@@ -44,8 +51,9 @@ class Arrangement:
                     raise ArrangementError(f"card {card} is used twice", field=name)
                 seen.add(card)
                 if dealt is not None and card not in dealt:
-                    raise ArrangementError(f"card {card} in the {name} was not dealt to "
-                                           "this player", field=name)
+                    raise ArrangementError(
+                        f"card {card} in the {name} was not dealt to this player", field=name
+                    )
         return cls(*piles)
 
     @property

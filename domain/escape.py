@@ -15,8 +15,9 @@ def escape_penalty(base: int, balance_at_deal: int, multiple: int) -> int:
     return min(multiple * base, balance_at_deal)
 
 
-def escape_transfers(escapee: str, active: Sequence[str], *, base: int, balance_at_deal: int,
-                     multiple: int) -> dict[str, int]:
+def escape_transfers(
+    escapee: str, active: Sequence[str], *, base: int, balance_at_deal: int, multiple: int
+) -> dict[str, int]:
     """R11.1, R11.2: the escapee's penalty, shared equally by the other active players in seat
     order; coins left over go one each starting with the seat after the escapee. Sums to zero.
 
@@ -25,7 +26,7 @@ def escape_transfers(escapee: str, active: Sequence[str], *, base: int, balance_
     if escapee not in active:
         raise ValueError(f"{escapee} is not an active player of the round")
     at = active.index(escapee)
-    others = list(active[at + 1:]) + list(active[:at])
+    others = list(active[at + 1 :]) + list(active[:at])
     if not others:
         return {escapee: 0}
     penalty = escape_penalty(base, balance_at_deal, multiple)

@@ -81,9 +81,15 @@ def tie_ranks(value: int) -> tuple[int, ...]:
 
 
 _KEY_LENGTH = {
-    Category.HIGH_CARD: 5, Category.PAIR: 4, Category.TWO_PAIR: 3, Category.THREE_OF_A_KIND: 3,
-    Category.STRAIGHT: 1, Category.FLUSH: 5, Category.FULL_HOUSE: 2,
-    Category.FOUR_OF_A_KIND: 2, Category.STRAIGHT_FLUSH: 1,
+    Category.HIGH_CARD: 5,
+    Category.PAIR: 4,
+    Category.TWO_PAIR: 3,
+    Category.THREE_OF_A_KIND: 3,
+    Category.STRAIGHT: 1,
+    Category.FLUSH: 5,
+    Category.FULL_HOUSE: 2,
+    Category.FOUR_OF_A_KIND: 2,
+    Category.STRAIGHT_FLUSH: 1,
 }
 
 # A straight's key (R2.3) is its top rank less two (6-high → 2 … K-high → 9) and 11 for A-high,
@@ -119,9 +125,12 @@ def _classify5(ranks: Sequence[int], flush: bool, wheel: Wheel) -> int:
         return _pack(Category.FLUSH, sorted(ranks, reverse=True))
     order, counts = _grouped(ranks)
     category = {
-        (4, 1): Category.FOUR_OF_A_KIND, (3, 2): Category.FULL_HOUSE,
-        (3, 1, 1): Category.THREE_OF_A_KIND, (2, 2, 1): Category.TWO_PAIR,
-        (2, 1, 1, 1): Category.PAIR, (1, 1, 1, 1, 1): Category.HIGH_CARD,
+        (4, 1): Category.FOUR_OF_A_KIND,
+        (3, 2): Category.FULL_HOUSE,
+        (3, 1, 1): Category.THREE_OF_A_KIND,
+        (2, 2, 1): Category.TWO_PAIR,
+        (2, 1, 1, 1): Category.PAIR,
+        (1, 1, 1, 1, 1): Category.HIGH_CARD,
     }[tuple(counts)]
     return _pack(category, order)
 
@@ -129,8 +138,11 @@ def _classify5(ranks: Sequence[int], flush: bool, wheel: Wheel) -> int:
 def _classify3(ranks: Sequence[int]) -> int:
     """R2.2: a front is trips, pair or high card; suits and sequences do not count."""
     order, counts = _grouped(ranks)
-    category = {(3,): Category.THREE_OF_A_KIND, (2, 1): Category.PAIR,
-                (1, 1, 1): Category.HIGH_CARD}[tuple(counts)]
+    category = {
+        (3,): Category.THREE_OF_A_KIND,
+        (2, 1): Category.PAIR,
+        (1, 1, 1): Category.HIGH_CARD,
+    }[tuple(counts)]
     return _pack(category, order)
 
 
@@ -161,8 +173,7 @@ _FRONT_TABLE = {
 
 # Per card: its rank's prime, its suit bit (bits 12–15) and its rank bit (bits 16–28).
 _KEV = tuple(
-    _PRIMES[card >> 2] | (1 << (12 + (card & 3))) | (1 << (16 + (card >> 2)))
-    for card in range(52)
+    _PRIMES[card >> 2] | (1 << (12 + (card & 3))) | (1 << (16 + (card >> 2))) for card in range(52)
 )
 
 

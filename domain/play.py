@@ -33,8 +33,9 @@ NO_ARRANGEMENT = Play()
 """R4.3: a player who never arranged is foul at the showdown."""
 
 
-def declare(cards: Sequence[Card], declared: str, ruleset: Ruleset,
-            split: Split | None = None) -> Play:
+def declare(
+    cards: Sequence[Card], declared: str, ruleset: Ruleset, split: Split | None = None
+) -> Play:
     """R5.4: declare a named special or ``any``; refused when the cards do not support it.
 
     A given ``split`` must use exactly these cards and, for a split pattern, show it (R5.5);
@@ -48,8 +49,9 @@ def declare(cards: Sequence[Card], declared: str, ruleset: Ruleset,
     if declared == ANY:
         found = qualifying(cards, quad_counts_as_two_pairs=quads)
         if not found:
-            raise SpecialError("declared 'any' but the cards qualify for no special hand",
-                               field="special")
+            raise SpecialError(
+                "declared 'any' but the cards qualify for no special hand", field="special"
+            )
         best = found[0]
         if split is not None and best.special.is_split and split_qualifies(best.special, split):
             return Play(special=best.special, split=split)
@@ -61,6 +63,7 @@ def declare(cards: Sequence[Card], declared: str, ruleset: Ruleset,
         return Play(special=special, split=split)
     qualification = qualifies(special, cards, quad_counts_as_two_pairs=quads)
     if qualification is None:
-        raise SpecialError(f"the cards do not qualify for {special.id} ({special.chinese})",
-                           field="special")
+        raise SpecialError(
+            f"the cards do not qualify for {special.id} ({special.chinese})", field="special"
+        )
     return Play(special=special, split=qualification.split)

@@ -37,7 +37,8 @@ class Ruleset:
     foul_counts_for_home_run: bool = True  # R6.7
     pile_bonuses: PileBonuses = ()  # R6.1: per pile, the worth of a won pile by category
     special_points: tuple[tuple[Special, int], ...] = field(
-        default_factory=lambda: tuple((s, s.default_points) for s in Special))  # R5.1
+        default_factory=lambda: tuple((s, s.default_points) for s in Special)
+    )  # R5.1
     quad_counts_as_two_pairs: bool = False  # R5.1 row 12
     seat_minimum: int = 48  # R8.1
     stake_policy: str = "by_balance"  # R8.3
@@ -65,8 +66,9 @@ class Ruleset:
     def to_dict(self) -> dict[str, Any]:
         """Every parameter as plain JSON-ready data (stored in events, R13)."""
         data: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["pile_bonuses"] = {pile: {c.id: v for c, v in table}
-                                for pile, table in self.pile_bonuses}
+        data["pile_bonuses"] = {
+            pile: {c.id: v for c, v in table} for pile, table in self.pile_bonuses
+        }
         data["special_points"] = {s.id: v for s, v in self.special_points}
         return data
 
@@ -87,13 +89,15 @@ class Ruleset:
             parse = _PARSERS.get(key)
             if parse is None:
                 known = ", ".join(sorted(_PARSERS))
-                raise RulesetError(f"unknown ruleset parameter {key!r}; known: {known}",
-                                   field=f"ruleset.{key}")
+                raise RulesetError(
+                    f"unknown ruleset parameter {key!r}; known: {known}", field=f"ruleset.{key}"
+                )
             try:
                 changes[key] = parse(value, self)
             except RuleError as error:
-                raise RulesetError(f"ruleset {key}: {error.message}",
-                                   field=f"ruleset.{key}") from None
+                raise RulesetError(
+                    f"ruleset {key}: {error.message}", field=f"ruleset.{key}"
+                ) from None
         if "name" not in changes and changes:
             changes["name"] = "custom"
         return replace(self, **changes)
@@ -104,6 +108,7 @@ def _int(minimum: int) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise RulesetError(f"expected an integer >= {minimum}, got {value!r}")
         return value
+
     return parse
 
 
@@ -118,6 +123,7 @@ def _choice(options: tuple[str, ...]) -> Any:
         if value not in options:
             raise RulesetError(f"expected one of {', '.join(options)}, got {value!r}")
         return str(value)
+
     return parse
 
 
@@ -151,8 +157,7 @@ def _pile_bonuses(value: Any, _: Ruleset) -> PileBonuses:
             tables.append((pile, tuple(sorted(entries))))
     unknown = set(value) - set(PILES)
     if unknown:
-        raise RulesetError(f"unknown pile {sorted(unknown)[0]!r}; piles are "
-                           "front, middle, back")
+        raise RulesetError(f"unknown pile {sorted(unknown)[0]!r}; piles are front, middle, back")
     return tuple(tables)
 
 
@@ -190,14 +195,16 @@ _PARSERS: dict[str, Any] = {
 STANDARD = Ruleset()
 """R13 ``standard``: the seed's rules."""
 
-FUJIAN = STANDARD.with_overrides({
-    "name": "fujian",
-    "pile_bonuses": {
-        "front": {"three_of_a_kind": 3},
-        "middle": {"full_house": 2, "four_of_a_kind": 8, "straight_flush": 10},
-        "back": {"four_of_a_kind": 4, "straight_flush": 5},
-    },
-})
+FUJIAN = STANDARD.with_overrides(
+    {
+        "name": "fujian",
+        "pile_bonuses": {
+            "front": {"three_of_a_kind": 3},
+            "middle": {"full_house": 2, "four_of_a_kind": 8, "straight_flush": 10},
+            "back": {"four_of_a_kind": 4, "straight_flush": 5},
+        },
+    }
+)
 """R13 ``fujian``: ``standard`` with pile bonuses."""
 
 PRESETS = {"standard": STANDARD, "fujian": FUJIAN}
@@ -209,12 +216,14 @@ def resolve(spec: str | Mapping[str, Any] | None) -> Ruleset:
         return STANDARD
     if isinstance(spec, str):
         if spec not in PRESETS:
-            raise RulesetError(f"unknown ruleset {spec!r}; presets: {', '.join(PRESETS)}",
-                               field="ruleset")
+            raise RulesetError(
+                f"unknown ruleset {spec!r}; presets: {', '.join(PRESETS)}", field="ruleset"
+            )
         return PRESETS[spec]
     if not isinstance(spec, Mapping):
-        raise RulesetError("ruleset must be a preset name or an object of parameters",
-                           field="ruleset")
+        raise RulesetError(
+            "ruleset must be a preset name or an object of parameters", field="ruleset"
+        )
     overrides = dict(spec)
     base = resolve(overrides.pop("preset", "standard"))
     return base.with_overrides(overrides)

@@ -1,4 +1,4 @@
-"""The showdown: every pair compared once, with scoops, home runs, fouls and specials (R6).
+r"""The showdown: every pair compared once, with scoops, home runs, fouls and specials (R6).
 
 >>> from domain.cards import parse_cards
 >>> from domain.arrangement import Arrangement
@@ -11,8 +11,10 @@
 ...     Seat("B", hand("Kh 7d 4c | Td Tc 6h 6c 2h | 3d 4d 5c 6d 7h"))], STANDARD)
 >>> [p.points for p in score.players]
 [1, -1]
->>> print(score.pairs[0].explanation)
-A's front (pair, Qs) beats B's front (high card, K-high); B's middle (two pair, Ts and 6s) beats A's middle (two pair, 9s and 5s); A's back (flush, A-high) beats B's back (straight, 7-high). A +1.
+>>> print(score.pairs[0].explanation.replace("; ", ";\n"))
+A's front (pair, Qs) beats B's front (high card, K-high);
+B's middle (two pair, Ts and 6s) beats A's middle (two pair, 9s and 5s);
+A's back (flush, A-high) beats B's back (straight, 7-high). A +1.
 """
 
 from __future__ import annotations
@@ -106,16 +108,22 @@ def _special_pair(x: _Entry, y: _Entry, ruleset: Ruleset) -> tuple[int, str]:
         if sx is sy:
             return 0, f"{x.name} and {y.name} both hold {sx.id} ({sx.chinese}): a tie."
         if sx.beats(sy):
-            return ruleset.points_of(sx), (f"{x.name}'s {sx.id} ({sx.chinese}) outranks "
-                                           f"{y.name}'s {sy.id} ({sy.chinese}).")
-        return -ruleset.points_of(sy), (f"{y.name}'s {sy.id} ({sy.chinese}) outranks "
-                                        f"{x.name}'s {sx.id} ({sx.chinese}).")
+            return ruleset.points_of(sx), (
+                f"{x.name}'s {sx.id} ({sx.chinese}) outranks {y.name}'s {sy.id} ({sy.chinese})."
+            )
+        return -ruleset.points_of(sy), (
+            f"{y.name}'s {sy.id} ({sy.chinese}) outranks {x.name}'s {sx.id} ({sx.chinese})."
+        )
     if sx is not None:
-        return ruleset.points_of(sx), (f"{x.name}'s special hand {sx.id} ({sx.chinese}) beats "
-                                       f"{y.name}'s {'foul ' if y.foul else ''}hand.")
+        return ruleset.points_of(sx), (
+            f"{x.name}'s special hand {sx.id} ({sx.chinese}) beats "
+            f"{y.name}'s {'foul ' if y.foul else ''}hand."
+        )
     assert sy is not None
-    return -ruleset.points_of(sy), (f"{y.name}'s special hand {sy.id} ({sy.chinese}) beats "
-                                    f"{x.name}'s {'foul ' if x.foul else ''}hand.")
+    return -ruleset.points_of(sy), (
+        f"{y.name}'s special hand {sy.id} ({sy.chinese}) beats "
+        f"{x.name}'s {'foul ' if x.foul else ''}hand."
+    )
 
 
 def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
@@ -124,15 +132,17 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
         points, sentence = _special_pair(x, y, ruleset)
         return _Pair(i, j, points, (), None, [sentence])
     if x.foul and y.foul:  # R6.4
-        return _Pair(i, j, 0, (0, 0, 0), None,
-                     [f"{x.name} and {y.name} both fouled: no points."])
+        return _Pair(i, j, 0, (0, 0, 0), None, [f"{x.name} and {y.name} both fouled: no points."])
     if x.foul or y.foul:  # R6.3
         winner, loser, sign = (y, x, -1) if x.foul else (x, y, 1)
         assert winner.values is not None
-        worth = [ruleset.pile_worth(k, category_of(v)) for k, v in enumerate(winner.values)]
-        points = sum(worth) * ruleset.scoop_multiplier
-        sentence = (f"{loser.name} is foul ({loser.foul}), so {winner.name} wins all three "
-                    f"piles ({'+'.join(map(str, worth))}) and scoops ×{ruleset.scoop_multiplier}.")
+        worths = [ruleset.pile_worth(k, category_of(v)) for k, v in enumerate(winner.values)]
+        points = sum(worths) * ruleset.scoop_multiplier
+        sentence = (
+            f"{loser.name} is foul ({loser.foul}), so {winner.name} wins all three "
+            f"piles ({'+'.join(map(str, worths))}) and scoops "
+            f"×{ruleset.scoop_multiplier}."
+        )
         return _Pair(i, j, sign * points, (sign,) * 3, i if sign > 0 else j, [sentence])
     assert x.values is not None and y.values is not None
     piles, won, lost, sentences = [], 0, 0, []
@@ -153,7 +163,7 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
             sentences.append(f"{x.name}'s {pile} ties {y.name}'s ({describe(vx)})")
     points, scooper = won - lost, None
     wins, losses = piles.count(1), piles.count(-1)
-    if wins and not losses or losses and not wins:  # R6.2, roll-over included
+    if bool(wins) != bool(losses):  # R6.2: won some and lost none, roll-over included
         points *= ruleset.scoop_multiplier
         scooper = i if wins else j
     text = "; ".join(sentences) + "."
@@ -163,9 +173,9 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
     return _Pair(i, j, points, tuple(piles), scooper, [text])
 
 
-def _beats(w: str, l: str, pile: str, vw: int, vl: int, worth: int) -> str:
+def _beats(winner: str, loser: str, pile: str, vw: int, vl: int, worth: int) -> str:
     bonus = f" (worth {worth})" if worth != 1 else ""
-    return f"{w}'s {pile} ({describe(vw)}) beats {l}'s {pile} ({describe(vl)}){bonus}"
+    return f"{winner}'s {pile} ({describe(vw)}) beats {loser}'s {pile} ({describe(vl)}){bonus}"
 
 
 def _home_runners(entries: Sequence[_Entry], pairs: Sequence[_Pair], ruleset: Ruleset) -> set[int]:
@@ -175,9 +185,11 @@ def _home_runners(entries: Sequence[_Entry], pairs: Sequence[_Pair], ruleset: Ru
     runners = set()
     for seat in range(len(entries)):
         mine = [p for p in pairs if seat in (p.i, p.j)]
-        if all(p.scooper == seat and (ruleset.foul_counts_for_home_run
-                                      or not entries[p.j if p.i == seat else p.i].foul)
-               for p in mine):
+        if all(
+            p.scooper == seat
+            and (ruleset.foul_counts_for_home_run or not entries[p.j if p.i == seat else p.i].foul)
+            for p in mine
+        ):
             runners.add(seat)
     return runners
 
@@ -185,8 +197,11 @@ def _home_runners(entries: Sequence[_Entry], pairs: Sequence[_Pair], ruleset: Ru
 def score_round(seats: Sequence[Seat], ruleset: Ruleset) -> RoundScore:
     """R6: compare every pair of active players once; totals sum to zero (R6.8)."""
     entries = [_entry(seat, ruleset.wheel) for seat in seats]
-    pairs = [_compare(i, j, entries[i], entries[j], ruleset)
-             for i in range(len(entries)) for j in range(i + 1, len(entries))]
+    pairs = [
+        _compare(i, j, entries[i], entries[j], ruleset)
+        for i in range(len(entries))
+        for j in range(i + 1, len(entries))
+    ]
     runners = _home_runners(entries, pairs, ruleset)
     totals = [0] * len(entries)
     results = []
@@ -202,9 +217,19 @@ def score_round(seats: Sequence[Seat], ruleset: Ruleset) -> RoundScore:
         if pair.points:
             leader, points = (x, pair.points) if pair.points > 0 else (y, -pair.points)
             pair.sentences.append(f"{leader} +{points}.")
-        results.append(PairScore(x, y, pair.points, pair.piles, pair.scooper is not None,
-                                 home_run, " ".join(pair.sentences)))
+        results.append(
+            PairScore(
+                x,
+                y,
+                pair.points,
+                pair.piles,
+                pair.scooper is not None,
+                home_run,
+                " ".join(pair.sentences),
+            )
+        )
     players = tuple(
         PlayerScore(e.name, totals[k], e.foul is not None, e.play.special, e.foul)
-        for k, e in enumerate(entries))
+        for k, e in enumerate(entries)
+    )
     return RoundScore(players, tuple(results))

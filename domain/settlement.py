@@ -29,8 +29,10 @@ def settle(gross_coins: Sequence[int], balances: Sequence[int]) -> list[int]:
         return [g if g > 0 else -p for g, p in zip(gross_coins, paid_by, strict=True)]
     shares = [g * paid // owed if g > 0 else 0 for g in gross_coins]
     left = paid - sum(shares)
-    by_remainder = sorted((i for i, g in enumerate(gross_coins) if g > 0),
-                          key=lambda i: (-(gross_coins[i] * paid % owed), i))
+    by_remainder = sorted(
+        (i for i, g in enumerate(gross_coins) if g > 0),
+        key=lambda i: (-(gross_coins[i] * paid % owed), i),
+    )
     for i in by_remainder[:left]:
         shares[i] += 1
     return [s if g > 0 else -p for s, g, p in zip(shares, gross_coins, paid_by, strict=True)]

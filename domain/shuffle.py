@@ -37,7 +37,7 @@ def words(server_seed: bytes, client_seed: str, round_id: str) -> Iterator[int]:
         message = f"{client_seed}:{round_id}:{counter}".encode()
         block = hmac.new(server_seed, message, hashlib.sha256).digest()
         for k in range(0, 32, 4):
-            yield int.from_bytes(block[k:k + 4], "big")
+            yield int.from_bytes(block[k : k + 4], "big")
         counter += 1
 
 
@@ -56,10 +56,11 @@ def shuffled_deck(server_seed: bytes, client_seed: str, round_id: str) -> tuple[
     return tuple(deck)
 
 
-def deal(server_seed: bytes, client_seed: str, round_id: str, players: int
-         ) -> tuple[tuple[Card, ...], ...]:
+def deal(
+    server_seed: bytes, client_seed: str, round_id: str, players: int
+) -> tuple[tuple[Card, ...], ...]:
     """R12.5: the k-th active player in seat order gets deck positions 13k … 13k+12."""
     if not 2 <= players <= 4:
         raise ValueError("a table deals to 2 to 4 players (R10.1)")
     deck = shuffled_deck(server_seed, client_seed, round_id)
-    return tuple(deck[HAND_SIZE * k:HAND_SIZE * (k + 1)] for k in range(players))
+    return tuple(deck[HAND_SIZE * k : HAND_SIZE * (k + 1)] for k in range(players))

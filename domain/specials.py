@@ -60,18 +60,23 @@ class Special(enum.Enum):
         special = _BY_ID.get(ident) if isinstance(ident, str) else None
         if special is None:
             known = ", ".join(_BY_ID)
-            raise SpecialError(f"unknown special {ident!r}; known: {known}, or 'any'",
-                               field="special")
+            raise SpecialError(
+                f"unknown special {ident!r}; known: {known}, or 'any'", field="special"
+            )
         return special
 
 
 _BY_ID = {special.id: special for special in Special}
 
 
-SPLIT_PATTERNS = frozenset({
-    Special.THREE_STRAIGHT_FLUSHES, Special.TWO_MONSTERS_FRONT_TRIPS,
-    Special.THREE_STRAIGHTS, Special.THREE_FLUSHES,
-})
+SPLIT_PATTERNS = frozenset(
+    {
+        Special.THREE_STRAIGHT_FLUSHES,
+        Special.TWO_MONSTERS_FRONT_TRIPS,
+        Special.THREE_STRAIGHTS,
+        Special.THREE_FLUSHES,
+    }
+)
 ANY = "any"
 """R5.4: declare ``any`` to take the strongest special the cards qualify for."""
 
@@ -176,9 +181,13 @@ _STRAIGHTS = frozenset({Category.STRAIGHT, Category.STRAIGHT_FLUSH})
 _FLUSHES = frozenset({Category.FLUSH, Category.STRAIGHT_FLUSH})
 _SPLIT_RULES: dict[Special, tuple[frozenset[Category], Callable[[Sequence[Card]], bool]]] = {
     Special.THREE_STRAIGHT_FLUSHES: (
-        frozenset({Category.STRAIGHT_FLUSH}), lambda f: _front_run(f) and _front_suited(f)),
+        frozenset({Category.STRAIGHT_FLUSH}),
+        lambda f: _front_run(f) and _front_suited(f),
+    ),
     Special.TWO_MONSTERS_FRONT_TRIPS: (
-        frozenset({Category.FOUR_OF_A_KIND, Category.STRAIGHT_FLUSH}), _front_trips),
+        frozenset({Category.FOUR_OF_A_KIND, Category.STRAIGHT_FLUSH}),
+        _front_trips,
+    ),
     Special.THREE_STRAIGHTS: (_STRAIGHTS, _front_run),
     Special.THREE_FLUSHES: (_FLUSHES, _front_suited),
 }
@@ -187,8 +196,11 @@ _SPLIT_RULES: dict[Special, tuple[frozenset[Category], Callable[[Sequence[Card]]
 def split_qualifies(special: Special, split: Split) -> bool:
     """R5.1 rows 4, 9, 13, 14: does this very split show the pattern?"""
     categories, front_ok = _SPLIT_RULES[special]
-    return (front_ok(split.front) and category_of(value5(split.middle)) in categories
-            and category_of(value5(split.back)) in categories)
+    return (
+        front_ok(split.front)
+        and category_of(value5(split.middle)) in categories
+        and category_of(value5(split.back)) in categories
+    )
 
 
 Subsets = list[tuple[int, tuple[Card, ...], int]]
@@ -211,8 +223,9 @@ def five_card_subsets(cards: Sequence[Card]) -> Subsets:
     return subsets
 
 
-def find_split(special: Special, cards: Sequence[Card], subsets: Subsets | None = None
-               ) -> Split | None:
+def find_split(
+    special: Special, cards: Sequence[Card], subsets: Subsets | None = None
+) -> Split | None:
     """R5.5: a split of the thirteen cards that shows the pattern, or None.
 
     Middle and back are both drawn from the five-card subsets whose category fits, so the
@@ -220,11 +233,14 @@ def find_split(special: Special, cards: Sequence[Card], subsets: Subsets | None 
     two becomes the back.
     """
     categories, front_ok = _SPLIT_RULES[special]
-    fitting = [(m, five) for m, five, v in subsets or five_card_subsets(cards)
-               if category_of(v) in categories]
+    fitting = [
+        (m, five)
+        for m, five, v in subsets or five_card_subsets(cards)
+        if category_of(v) in categories
+    ]
     full = (1 << len(cards)) - 1
     for i, (back_mask, back) in enumerate(fitting):
-        for middle_mask, middle in fitting[i + 1:]:
+        for middle_mask, middle in fitting[i + 1 :]:
             if back_mask & middle_mask:
                 continue
             rest = full & ~(back_mask | middle_mask)
@@ -234,8 +250,13 @@ def find_split(special: Special, cards: Sequence[Card], subsets: Subsets | None 
     return None
 
 
-def qualifies(special: Special, cards: Sequence[Card], *, quad_counts_as_two_pairs: bool = False,
-              subsets: Subsets | None = None) -> Qualification | None:
+def qualifies(
+    special: Special,
+    cards: Sequence[Card],
+    *,
+    quad_counts_as_two_pairs: bool = False,
+    subsets: Subsets | None = None,
+) -> Qualification | None:
     """R5.1: whether the thirteen cards qualify for ``special`` (with a split if it needs one)."""
     if special in _WHOLE_HAND:
         ok = _WHOLE_HAND[special](cards, quad_counts_as_two_pairs)
@@ -244,14 +265,16 @@ def qualifies(special: Special, cards: Sequence[Card], *, quad_counts_as_two_pai
     return Qualification(special, split) if split is not None else None
 
 
-def qualifying(cards: Sequence[Card], *, quad_counts_as_two_pairs: bool = False
-               ) -> list[Qualification]:
+def qualifying(
+    cards: Sequence[Card], *, quad_counts_as_two_pairs: bool = False
+) -> list[Qualification]:
     """R5.6: every special the cards qualify for, strongest first (R5.2)."""
     found = []
     subsets = five_card_subsets(cards)
     for special in Special:
-        q = qualifies(special, cards, quad_counts_as_two_pairs=quad_counts_as_two_pairs,
-                      subsets=subsets)
+        q = qualifies(
+            special, cards, quad_counts_as_two_pairs=quad_counts_as_two_pairs, subsets=subsets
+        )
         if q is not None:
             found.append(q)
     return found

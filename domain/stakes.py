@@ -33,8 +33,10 @@ def check_can_sit(player_id: str, balance: int, ruleset: Ruleset) -> None:
     """R8.1: refuse a seat to a player below the requirement."""
     need = seat_requirement(ruleset)
     if balance < need:
-        raise StakeError(f"player {player_id} has {balance} coins; this table needs at least "
-                         f"{need} to sit down", field="player_id")
+        raise StakeError(
+            f"player {player_id} has {balance} coins; this table needs at least {need} to sit down",
+            field="player_id",
+        )
 
 
 def round_base(balances: Mapping[str, int], ruleset: Ruleset) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from domain.arrangement import Arrangement
 from domain.cards import Card, by_strength
@@ -43,7 +44,7 @@ def suggest(cards: Sequence[Card], ruleset: Ruleset) -> Suggestion:
     best: tuple[tuple[int, int, int], Arrangement] | None = None
     for _, back, _ in subsets:
         rest = [c for c in cards if c not in back]
-        strongest = max(_middles(rest), key=lambda m: value5(m, wheel))
+        strongest = max(combinations(rest, 5), key=lambda m: value5(m, wheel))
         if best is not None and value5(back, wheel) < best[0][0]:
             break
         front = tuple(c for c in rest if c not in strongest)
@@ -52,9 +53,3 @@ def suggest(cards: Sequence[Card], ruleset: Ruleset) -> Suggestion:
             best = (key, Arrangement(front, strongest, back))
     assert best is not None
     return Suggestion(tuple(found), best[1])
-
-
-def _middles(rest: Sequence[Card]) -> list[tuple[Card, ...]]:
-    from itertools import combinations
-
-    return [tuple(m) for m in combinations(rest, 5)]

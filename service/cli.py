@@ -26,8 +26,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see --help)\n")
 
 
-def _json_lines(handler: Callable[[Any], dict[str, Any]], stdin: TextIO, stdout: TextIO,
-                stderr: TextIO) -> int:
+def _json_lines(
+    handler: Callable[[Any], dict[str, Any]], stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
     """Answer each input line in order; a bad line yields ``{"error": ...}`` in its place."""
     status = 0
     for number, line in enumerate(stdin, start=1):
@@ -36,8 +37,9 @@ def _json_lines(handler: Callable[[Any], dict[str, Any]], stdin: TextIO, stdout:
         try:
             result = handler(json.loads(line))
         except json.JSONDecodeError as error:
-            result = {"error": f"line {number}: malformed JSON: {error.msg} at column "
-                               f"{error.colno}"}
+            result = {
+                "error": f"line {number}: malformed JSON: {error.msg} at column {error.colno}"
+            }
         except RuleError as error:
             result = {"error": f"line {number}: {error.message}"}
         if "error" in result:
@@ -63,8 +65,8 @@ def _seed(text: str) -> bytes:
         raise argparse.ArgumentTypeError(f"server seed {text!r} is not hex") from None
     if len(seed) != SEED_BYTES:
         raise argparse.ArgumentTypeError(
-            f"server seed must be {SEED_BYTES} bytes ({2 * SEED_BYTES} hex digits), "
-            f"got {len(seed)}")
+            f"server seed must be {SEED_BYTES} bytes ({2 * SEED_BYTES} hex digits), got {len(seed)}"
+        )
     return seed
 
 
@@ -86,10 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     score = commands.add_parser(
-        "score", help="score rounds: JSON Lines on stdin, one result line per round")
+        "score", help="score rounds: JSON Lines on stdin, one result line per round"
+    )
     score.set_defaults(run=_score)
     suggest = commands.add_parser(
-        "suggest", help="qualifying specials and an arrangement for 13 cards (JSON Lines)")
+        "suggest", help="qualifying specials and an arrangement for 13 cards (JSON Lines)"
+    )
     suggest.set_defaults(run=_suggest)
     dealer = commands.add_parser("deal", help="recompute a provably fair deal (R12)")
     dealer.add_argument("--server-seed", type=_seed, required=True, help="64 hex digits")

@@ -44,7 +44,8 @@ def _mapping(value: Any, what: str) -> Mapping[str, Any]:
 def _unknown_keys(data: Mapping[str, Any], known: set[str], where: str) -> None:
     unknown = sorted(set(data) - known)
     if unknown:
-        raise InputError(f"{where}unknown field {unknown[0]!r}; expected {', '.join(sorted(known))}")
+        expected = ", ".join(sorted(known))
+        raise InputError(f"{where}unknown field {unknown[0]!r}; expected {expected}")
 
 
 def _count(value: Any, what: str) -> int:
@@ -105,8 +106,10 @@ def _player(data: Any, index: int, ruleset: Ruleset, seen: dict[Card, str]) -> _
         except RuleError as error:
             raise InputError(f"{who}: {error.message}") from None
     if "cards" in data:
-        raise InputError(f"{who}: 'cards' goes with a 'special'; arrange the hand into "
-                         "front, middle and back instead")
+        raise InputError(
+            f"{who}: 'cards' goes with a 'special'; arrange the hand into "
+            "front, middle and back instead"
+        )
     return _Player(player_id, Play(_arrangement(data, who, seen)), balance)
 
 
@@ -147,8 +150,9 @@ def score_line(data: Any) -> dict[str, Any]:
     return format_score(score, base, [p.balance for p in players])
 
 
-def format_score(score: RoundScore, base: int | None, balances: Sequence[int | None]
-                 ) -> dict[str, Any]:
+def format_score(
+    score: RoundScore, base: int | None, balances: Sequence[int | None]
+) -> dict[str, Any]:
     coins: list[int] | None = None
     if base is not None:
         coins = gross(score.points, base)
@@ -163,8 +167,18 @@ def format_score(score: RoundScore, base: int | None, balances: Sequence[int | N
         entry["foul"] = p.foul
         entry["special"] = p.special.id if p.special else None
         players.append(entry)
-    pairs = [{"a": q.a, "b": q.b, "points": q.points, "piles": list(q.piles), "scoop": q.scoop,
-              "home_run": q.home_run, "explanation": q.explanation} for q in score.pairs]
+    pairs = [
+        {
+            "a": q.a,
+            "b": q.b,
+            "points": q.points,
+            "piles": list(q.piles),
+            "scoop": q.scoop,
+            "home_run": q.home_run,
+            "explanation": q.explanation,
+        }
+        for q in score.pairs
+    ]
     return {"players": players, "pairs": pairs}
 
 
@@ -183,6 +197,7 @@ def format_suggestion(suggestion: Suggestion) -> dict[str, Any]:
     a = suggestion.arrangement
     return {
         "specials": [q.special.id for q in suggestion.specials],
-        "arrangement": {name: format_cards(pile) for name, pile in zip(PILE_NAMES, a.piles,
-                                                                       strict=True)},
+        "arrangement": {
+            name: format_cards(pile) for name, pile in zip(PILE_NAMES, a.piles, strict=True)
+        },
     }
