@@ -1,0 +1,65 @@
+"""R12: the provably fair shuffle and deal."""
+
+import hashlib
+import hmac
+
+import pytest
+
+from domain.cards import DECK
+from domain.shuffle import commitment, deal, shuffled_deck, verify_commitment, words
+
+R12_7 = [
+    "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd",
+    "8d Ac 2d 5c Jc 7s As 6h 5s 7c Jh 4s 9c",
+    "6d Js Ah Tc Qs Kh 3h Qc Ad Kc Th 3s 8h",
+    "6c 9h 7d 9d Ts 5h 9s Qh 7h Ks 2c 8c 4h",
+]
+
+
+def test_r12_7_test_vector():
+    hands = deal(bytes(32), "client", "r1", 4)
+    assert [" ".join(map(str, h)) for h in hands] == R12_7
+
+
+def test_r12_1_commitment_is_sha256_hex_of_the_seed():
+    seed = bytes(range(32))
+    assert commitment(seed) == hashlib.sha256(seed).hexdigest()
+
+
+def test_r12_6_revealed_seed_verifies_against_the_commitment():
+    seed = bytes(range(32))
+    assert verify_commitment(seed, commitment(seed))
+    assert verify_commitment(seed, commitment(seed).upper())
+    assert not verify_commitment(bytes(32), commitment(seed))
+
+
+def test_r12_3_stream_is_hmac_blocks_of_eight_big_endian_words():
+    stream = words(b"k" * 32, "c", "r", )
+    first = [next(stream) for _ in range(9)]
+    block0 = hmac.new(b"k" * 32, b"c:r:0", hashlib.sha256).digest()
+    block1 = hmac.new(b"k" * 32, b"c:r:1", hashlib.sha256).digest()
+    assert first[:8] == [int.from_bytes(block0[i:i + 4], "big") for i in range(0, 32, 4)]
+    assert first[8] == int.from_bytes(block1[:4], "big")
+
+
+def test_r12_2_client_seed_changes_the_deal():
+    assert shuffled_deck(bytes(32), "a", "r1") != shuffled_deck(bytes(32), "b", "r1")
+    assert shuffled_deck(bytes(32), "", "r1") != shuffled_deck(bytes(32), "", "r2")
+
+
+def test_r12_4_shuffle_is_a_permutation_of_the_canonical_deck():
+    assert sorted(shuffled_deck(b"\x01" * 32, "x", "y")) == list(DECK)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_r12_5_and_r10_1_each_player_gets_thirteen_consecutive_positions(players):
+    deck = shuffled_deck(b"\x02" * 32, "c", "r")
+    hands = deal(b"\x02" * 32, "c", "r", players)
+    assert len(hands) == players
+    assert [list(h) for h in hands] == [list(deck[13 * k:13 * k + 13]) for k in range(players)]
+
+
+@pytest.mark.parametrize("players", [0, 1, 5])
+def test_r10_1_a_deal_is_for_two_to_four_players(players):
+    with pytest.raises(ValueError, match="2 to 4 players"):
+        deal(bytes(32), "", "r", players)
