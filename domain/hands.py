@@ -20,6 +20,7 @@ import enum
 import itertools
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache
 
 from domain.cards import RANKS, Card
 
@@ -63,8 +64,11 @@ WHEELS = ("second", "lowest")
 """R2.3 ruleset parameter ``wheel``: where A-2-3-4-5 ranks among straights."""
 
 
+_CATEGORIES = tuple(Category)
+
+
 def category_of(value: int) -> Category:
-    return Category(value >> CATEGORY_SHIFT)
+    return _CATEGORIES[value >> CATEGORY_SHIFT]
 
 
 def _pack(category: Category, ranks: Sequence[int]) -> int:
@@ -229,6 +233,7 @@ def _rank_word(rank: int, plural: bool = False) -> str:
     return text + "s" if plural else text
 
 
+@cache
 def describe(value: int) -> str:
     """A pile value in words: ``flush, A-high``; ``pair, Qs``; ``full house, 9s over 5s``."""
     category = category_of(value)

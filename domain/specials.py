@@ -232,6 +232,8 @@ def find_split(
     search is over pairs of fitting subsets rather than all 72,072 splits; the stronger of the
     two becomes the back.
     """
+    if special is Special.THREE_FLUSHES:
+        return _three_flushes_split(cards)
     categories, front_ok = _SPLIT_RULES[special]
     fitting = [
         (m, five)
@@ -247,6 +249,26 @@ def find_split(
             front = tuple(cards[j] for j in range(len(cards)) if rest >> j & 1)
             if front_ok(front):
                 return Split(front, middle, back)
+    return None
+
+
+def _three_flushes_split(cards: Sequence[Card]) -> Split | None:
+    """Three one-suit piles exist exactly when the suit counts are sums of 3, 5 and 5: try
+    the 64 ways to give each pile a suit instead of searching pairs of flushes."""
+    by_suit: dict[int, list[Card]] = {s: [] for s in range(4)}
+    for card in sorted(cards, reverse=True):
+        by_suit[card.suit].append(card)
+    for suits in itertools.product(range(4), repeat=3):  # front, middle, back
+        need = dict.fromkeys(range(4), 0)
+        for suit, size in zip(suits, (3, 5, 5), strict=True):
+            need[suit] += size
+        if all(len(by_suit[s]) == need[s] for s in range(4)):
+            pools = {s: list(by_suit[s]) for s in range(4)}
+            back = tuple(pools[suits[2]][:5])
+            del pools[suits[2]][:5]
+            middle = tuple(pools[suits[1]][:5])
+            del pools[suits[1]][:5]
+            return Split(tuple(pools[suits[0]]), middle, back)
     return None
 
 

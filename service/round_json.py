@@ -71,8 +71,8 @@ def _cards(value: Any, who: str, what: str, seen: dict[Card, str]) -> tuple[Card
             raise InputError(f"{who}: {error.message}") from None
         if card in seen:
             owner = seen[card]
-            where = "twice in their hand" if owner == who else f"also held by {owner}"
-            raise InputError(f"{who}: card {card} appears {where}")
+            where = "appears twice in their hand" if owner == who else f"is also in {owner}'s hand"
+            raise InputError(f"{who}: card {card} {where}")
         seen[card] = who
         cards.append(card)
     return tuple(cards)

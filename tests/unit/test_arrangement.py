@@ -11,8 +11,9 @@ DEALT = cards("Qh Qd 3c 9s 9c 5d 5h Kc 2s 6s 8s Js As")
 
 
 def test_r4_1_arrangement_uses_exactly_the_dealt_cards():
-    a = Arrangement.of(cards("Qh Qd 3c"), cards("9s 9c 5d 5h Kc"), cards("2s 6s 8s Js As"),
-                       dealt=DEALT)
+    a = Arrangement.of(
+        cards("Qh Qd 3c"), cards("9s 9c 5d 5h Kc"), cards("2s 6s 8s Js As"), dealt=DEALT
+    )
     assert sorted(a.cards) == sorted(DEALT)
 
 

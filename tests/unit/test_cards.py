@@ -16,8 +16,17 @@ def test_r1_1_ranks_order_two_low_ace_high():
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("As", "As"), ("td", "Td"), ("10h", "Th"), ("10♥", "Th"), ("q♠", "Qs"), ("7C", "7c"),
-     ("K♦", "Kd"), ("2♣", "2c"), ("aS", "As")],
+    [
+        ("As", "As"),
+        ("td", "Td"),
+        ("10h", "Th"),
+        ("10♥", "Th"),
+        ("q♠", "Qs"),
+        ("7C", "7c"),
+        ("K♦", "Kd"),
+        ("2♣", "2c"),
+        ("aS", "As"),
+    ],
 )
 def test_r1_2_input_notation_accepts_10_either_case_and_symbols(text, expected):
     assert str(parse_card(text)) == expected

@@ -40,17 +40,29 @@ def test_r2_1_five_card_pile_is_exactly_one_category(text, category):
 
 
 def test_r2_1_categories_are_ordered_strongest_first():
-    ladder = ["9h Th Jh Qh Kh", "9c 9d 9h 9s 2c", "9c 9d 9h 2s 2c", "2h 6h 8h Jh Ah",
-              "Td Jc Qh Ks Ad", "7d 7c 7h 2s 5d", "7d 7c 5h 5s Ad", "7d 7c 5h 4s Ad",
-              "7d 8c 5h 4s Ad"]
+    ladder = [
+        "9h Th Jh Qh Kh",
+        "9c 9d 9h 9s 2c",
+        "9c 9d 9h 2s 2c",
+        "2h 6h 8h Jh Ah",
+        "Td Jc Qh Ks Ad",
+        "7d 7c 7h 2s 5d",
+        "7d 7c 5h 5s Ad",
+        "7d 7c 5h 4s Ad",
+        "7d 8c 5h 4s Ad",
+    ]
     values = [value5(cards(t)) for t in ladder]
     assert values == sorted(values, reverse=True)
 
 
 @pytest.mark.parametrize(
     ("text", "category"),
-    [("Qh Qd Qc", Category.THREE_OF_A_KIND), ("Qh Qd 3c", Category.PAIR),
-     ("2h 3h 4h", Category.HIGH_CARD), ("Jh Qh Kh", Category.HIGH_CARD)],
+    [
+        ("Qh Qd Qc", Category.THREE_OF_A_KIND),
+        ("Qh Qd 3c", Category.PAIR),
+        ("2h 3h 4h", Category.HIGH_CARD),
+        ("Jh Qh Kh", Category.HIGH_CARD),
+    ],
 )
 def test_r2_2_front_is_only_trips_pair_or_high_card(text, category):
     assert category_of(value3(cards(text))) is category
@@ -62,8 +74,9 @@ def test_r2_2_suited_consecutive_front_is_no_better_than_high_card():
 
 
 def test_r2_3_broadway_is_highest_wheel_second_by_default():
-    broadway, wheel, king_high = (value5(cards(t)) for t in
-                                  ("Td Jc Qh Ks Ad", "Ad 2c 3h 4s 5d", "9d Tc Jh Qs Kd"))
+    broadway, wheel, king_high = (
+        value5(cards(t)) for t in ("Td Jc Qh Ks Ad", "Ad 2c 3h 4s 5d", "9d Tc Jh Qs Kd")
+    )
     assert broadway > wheel > king_high
 
 
@@ -169,7 +182,13 @@ def test_r2_2_golden_counts_over_all_c52_3_fronts():
         value = value3(hand)
         counts[category_of(value)] += 1
         values[category_of(value)].add(value)
-    assert counts == {Category.THREE_OF_A_KIND: 52, Category.PAIR: 3_744,
-                      Category.HIGH_CARD: 18_304}
+    assert counts == {
+        Category.THREE_OF_A_KIND: 52,
+        Category.PAIR: 3_744,
+        Category.HIGH_CARD: 18_304,
+    }
     assert {c: len(v) for c, v in values.items() if v} == {
-        Category.THREE_OF_A_KIND: 13, Category.PAIR: 156, Category.HIGH_CARD: 286}
+        Category.THREE_OF_A_KIND: 13,
+        Category.PAIR: 156,
+        Category.HIGH_CARD: 286,
+    }

@@ -11,12 +11,19 @@ from domain.specials import Special
 
 
 def test_r13_standard_preset_matches_the_table():
-    assert (STANDARD.wheel, STANDARD.scoop_multiplier, STANDARD.home_run_multiplier,
-            STANDARD.home_run_min_players, STANDARD.foul_counts_for_home_run,
-            STANDARD.pile_bonuses, STANDARD.quad_counts_as_two_pairs, STANDARD.seat_minimum,
-            STANDARD.stake_policy, STANDARD.escape_penalty_multiple,
-            STANDARD.arrange_seconds) == ("second", 2, 2, 4, True, (), False, 48, "by_balance",
-                                          25, 60)
+    assert (
+        STANDARD.wheel,
+        STANDARD.scoop_multiplier,
+        STANDARD.home_run_multiplier,
+        STANDARD.home_run_min_players,
+        STANDARD.foul_counts_for_home_run,
+        STANDARD.pile_bonuses,
+        STANDARD.quad_counts_as_two_pairs,
+        STANDARD.seat_minimum,
+        STANDARD.stake_policy,
+        STANDARD.escape_penalty_multiple,
+        STANDARD.arrange_seconds,
+    ) == ("second", 2, 2, 4, True, (), False, 48, "by_balance", 25, 60)
     assert all(STANDARD.points_of(s) == s.default_points for s in Special)
 
 
@@ -30,7 +37,9 @@ def test_r13_fujian_preset_has_the_pile_bonuses():
     assert worth[(2, Category.STRAIGHT_FLUSH)] == 5
     assert sum(1 for v in worth.values() if v != 1) == 6
     assert FUJIAN.to_dict() | {"name": "x", "pile_bonuses": {}} == STANDARD.to_dict() | {
-        "name": "x", "pile_bonuses": {}}
+        "name": "x",
+        "pile_bonuses": {},
+    }
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -48,8 +57,9 @@ def test_r13_an_object_overrides_standard_parameter_by_parameter():
     ruleset = resolve({"wheel": "lowest", "pile_bonuses": {"back": {"flush": 2}}})
     assert ruleset.wheel == "lowest" and ruleset.pile_worth(2, Category.FLUSH) == 2
     assert ruleset.scoop_multiplier == 2 and ruleset.name == "custom"
-    assert resolve({"preset": "fujian", "scoop_multiplier": 3}).pile_worth(
-        1, Category.FULL_HOUSE) == 2
+    assert (
+        resolve({"preset": "fujian", "scoop_multiplier": 3}).pile_worth(1, Category.FULL_HOUSE) == 2
+    )
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,10 @@ def test_r6_7_no_home_run_below_the_minimum_player_count():
     assert score.points == [12, -7, -5]
     three = STANDARD.with_overrides({"home_run_min_players": 3})
     assert score_round([seat("A", A3), seat("B", B3), seat("C", C3)], three).points == [
-        24, -13, -11]
+        24,
+        -13,
+        -11,
+    ]
 
 
 def test_r6_3_and_r6_7_worked_example_4_foul():
@@ -92,44 +95,59 @@ def test_r4_3_a_player_with_no_arrangement_is_foul():
 
 
 def test_r6_5_and_r6_6_worked_example_5_special_hands():
-    score = score_round([
-        seat("A", A3),
-        special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
-        special("C", "three_flushes", "Js Qs 5s 2s 3s 4s 6s 7s Jh Qh Ah 7h Th"),
-    ], STANDARD)
+    score = score_round(
+        [
+            seat("A", A3),
+            special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
+            special("C", "three_flushes", "Js Qs 5s 2s 3s 4s 6s 7s Jh Qh Ah 7h Th"),
+        ],
+        STANDARD,
+    )
     assert score.points == [-7, 8, -1]
     assert [p.special for p in score.players] == [None, Special.SIX_PAIRS, Special.THREE_FLUSHES]
     assert all(p.piles == () and not p.scoop for p in score.pairs)
 
 
 def test_r6_5_special_against_foul_gets_its_points_without_multiplier():
-    score = score_round([special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
-                         Seat("E", NO_ARRANGEMENT)], STANDARD)
+    score = score_round(
+        [
+            special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
+            Seat("E", NO_ARRANGEMENT),
+        ],
+        STANDARD,
+    )
     assert score.points == [4, -4]
 
 
 def test_r6_6_the_same_special_on_both_sides_ties():
-    score = score_round([
-        special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
-        special("C", "six_pairs", "2c 2s 3c 3s 4c 4s 6c 6s 9s 9h Tc Th Ah"),
-    ], STANDARD)
+    score = score_round(
+        [
+            special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
+            special("C", "six_pairs", "2c 2s 3c 3s 4c 4s 6c 6s 9s 9h Tc Th Ah"),
+        ],
+        STANDARD,
+    )
     assert score.points == [0, 0]
 
 
 def test_r6_5_special_points_follow_the_ruleset():
     ruleset = STANDARD.with_overrides({"special_points": {"six_pairs": 7}})
-    score = score_round([seat("A", A1),
-                         special("B", "six_pairs", "2d 2h 3h 3c 4h 4d 6d 6h 8c 8h Td Ts Ad")],
-                        ruleset)
+    score = score_round(
+        [seat("A", A1), special("B", "six_pairs", "2d 2h 3h 3c 4h 4d 6d 6h 8c 8h Td Ts Ad")],
+        ruleset,
+    )
     assert score.points == [-7, 7]
 
 
 def test_r6_6_stronger_special_takes_its_own_points_even_if_fewer():
     ruleset = STANDARD.with_overrides({"special_points": {"all_big": 3, "six_pairs": 9}})
-    score = score_round([
-        special("B", "all_big", "8c 8d 9h Ts Jc Qd Kh Ac Ad 9c Tc Jd Qs", ruleset),
-        special("C", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Th As", ruleset)
-    ], ruleset)
+    score = score_round(
+        [
+            special("B", "all_big", "8c 8d 9h Ts Jc Qd Kh Ac Ad 9c Tc Jd Qs", ruleset),
+            special("C", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Th As", ruleset),
+        ],
+        ruleset,
+    )
     assert score.points == [3, -3]
 
 
@@ -138,8 +156,11 @@ def test_r6_9_three_specials_and_one_normal_player_loses_to_each():
     c = special("C", "one_color", "2c 3c 4c 5c 6c 7c 8c 9c Tc Jc 2s 3s 4s")
     d = special("D", "all_big", "9d 9h Jd Jh Js Qd Qh Qs Kd Kh Ks Ad Ah")
     used = set(
-        cards("2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As 2c 3c 4c 5c 6c 7c 8c 9c Tc Jc 2s 3s 4s "
-              "9d 9h Jd Jh Js Qd Qh Qs Kd Kh Ks Ad Ah"))
+        cards(
+            "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As 2c 3c 4c 5c 6c 7c 8c 9c Tc Jc 2s 3s 4s "
+            "9d 9h Jd Jh Js Qd Qh Qs Kd Kh Ks Ad Ah"
+        )
+    )
     rest = [card for card in DECK if card not in used]
     a = Seat("A", Play(suggest(rest, STANDARD).arrangement))
     score = score_round([a, b, c, d], STANDARD)

@@ -34,11 +34,15 @@ def test_r12_6_revealed_seed_verifies_against_the_commitment():
 
 
 def test_r12_3_stream_is_hmac_blocks_of_eight_big_endian_words():
-    stream = words(b"k" * 32, "c", "r", )
+    stream = words(
+        b"k" * 32,
+        "c",
+        "r",
+    )
     first = [next(stream) for _ in range(9)]
     block0 = hmac.new(b"k" * 32, b"c:r:0", hashlib.sha256).digest()
     block1 = hmac.new(b"k" * 32, b"c:r:1", hashlib.sha256).digest()
-    assert first[:8] == [int.from_bytes(block0[i:i + 4], "big") for i in range(0, 32, 4)]
+    assert first[:8] == [int.from_bytes(block0[i : i + 4], "big") for i in range(0, 32, 4)]
     assert first[8] == int.from_bytes(block1[:4], "big")
 
 
@@ -56,7 +60,7 @@ def test_r12_5_and_r10_1_each_player_gets_thirteen_consecutive_positions(players
     deck = shuffled_deck(b"\x02" * 32, "c", "r")
     hands = deal(b"\x02" * 32, "c", "r", players)
     assert len(hands) == players
-    assert [list(h) for h in hands] == [list(deck[13 * k:13 * k + 13]) for k in range(players)]
+    assert [list(h) for h in hands] == [list(deck[13 * k : 13 * k + 13]) for k in range(players)]
 
 
 @pytest.mark.parametrize("players", [0, 1, 5])

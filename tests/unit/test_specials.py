@@ -30,8 +30,22 @@ EXAMPLES = {
 
 def test_r5_1_the_table_lists_fourteen_specials_strongest_first_with_points():
     assert [s.order for s in Special] == list(range(1, 15))
-    assert [s.default_points for s in Special] == [108, 36, 24, 20, 20, 10, 10, 10, 6, 6, 5, 4,
-                                                   4, 3]
+    assert [s.default_points for s in Special] == [
+        108,
+        36,
+        24,
+        20,
+        20,
+        10,
+        10,
+        10,
+        6,
+        6,
+        5,
+        4,
+        4,
+        3,
+    ]
 
 
 @pytest.mark.parametrize("special", list(Special), ids=lambda s: s.id)
@@ -72,8 +86,10 @@ def test_r5_1_row_12_a_four_of_a_kind_is_not_two_pairs_unless_the_ruleset_says_s
 
 def test_r5_1_six_pairs_holds_a_trips_as_a_pair_and_the_single():
     hand = cards("2c 2d 5c 5d 9c 9d Jh Js Kc Kd Ac Ad Ah")
-    assert [q.special for q in qualifying(hand)][:2] == [Special.FIVE_PAIRS_TRIPS,
-                                                         Special.SIX_PAIRS]
+    assert [q.special for q in qualifying(hand)][:2] == [
+        Special.FIVE_PAIRS_TRIPS,
+        Special.SIX_PAIRS,
+    ]
 
 
 def test_r5_1_all_big_and_all_small_share_the_eights():
@@ -138,5 +154,10 @@ def test_r5_5_a_given_split_must_show_the_pattern_and_the_foul_rule_does_not_app
 def test_r5_6_the_service_lists_every_qualifying_special():
     hand = cards(EXAMPLES[Special.SUPREME_DRAGON])
     assert [q.special.id for q in qualifying(hand)] == [
-        "supreme_dragon", "dragon", "three_straight_flushes", "one_color", "three_straights",
-        "three_flushes"]
+        "supreme_dragon",
+        "dragon",
+        "three_straight_flushes",
+        "one_color",
+        "three_straights",
+        "three_flushes",
+    ]

@@ -16,8 +16,17 @@ def test_r8_1_sitting_down_needs_the_seat_minimum():
 
 @pytest.mark.parametrize(
     ("balance", "base"),
-    [(48, 1), (479, 1), (480, 10), (4_799, 10), (4_800, 100), (47_999, 100), (48_000, 1_000),
-     (479_999, 1_000), (480_000, 10_000)],
+    [
+        (48, 1),
+        (479, 1),
+        (480, 10),
+        (4_799, 10),
+        (4_800, 100),
+        (47_999, 100),
+        (48_000, 1_000),
+        (479_999, 1_000),
+        (480_000, 10_000),
+    ],
 )
 def test_r8_2_stake_brackets(balance, base):
     assert stake_bracket(balance, 48) == base

@@ -1,0 +1,1 @@
+"""Benchmarks (``make bench``): figures printed beside a baseline measured in the same run."""

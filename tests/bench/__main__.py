@@ -1,0 +1,12 @@
+"""``python -m tests.bench``: every benchmark, figures beside their baselines."""
+
+from tests.bench import engine
+
+
+def main() -> None:
+    for line in engine.report():
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
