@@ -31,3 +31,15 @@ class RulesetError(RuleError):
 
 class StakeError(RuleError):
     """A balance below what the table requires (R8)."""
+
+
+class DeclarationRefused(SpecialError):
+    """R5.4: the cards do not support the declared special; nothing changes."""
+
+
+class PhaseError(RuleError):
+    """A command that the round or table lifecycle does not allow now (R10)."""
+
+
+class SeatError(RuleError):
+    """Seating rules: a full table, a second table, a player not seated (R10.1, R10.6)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from domain.arrangement import Arrangement
 from domain.cards import Card
-from domain.errors import SpecialError
+from domain.errors import DeclarationRefused, SpecialError
 from domain.ruleset import Ruleset
 from domain.specials import ANY, Special, Split, qualifies, qualifying, split_qualifies
 
@@ -48,22 +48,26 @@ def declare(
         raise SpecialError("the split does not use exactly the player's 13 cards", field="cards")
     if declared == ANY:
         found = qualifying(cards, quad_counts_as_two_pairs=quads)
+        if split is not None:  # a given split speaks for the split patterns (R5.5)
+            found = [
+                q for q in found if not q.special.is_split or split_qualifies(q.special, split)
+            ]
         if not found:
-            raise SpecialError(
-                "declared 'any' but the cards qualify for no special hand", field="special"
+            raise DeclarationRefused(
+                "declared 'any' but the cards qualify for no special hand"
+                + (" (split patterns judged on the given piles)" if split is not None else ""),
+                field="special",
             )
         best = found[0]
-        if split is not None and best.special.is_split and split_qualifies(best.special, split):
-            return Play(special=best.special, split=split)
-        return Play(special=best.special, split=best.split)
+        return Play(special=best.special, split=split if best.special.is_split else best.split)
     special = Special.from_id(declared)
     if split is not None and special.is_split:
         if not split_qualifies(special, split):
-            raise SpecialError(f"the given split does not show {special.id}", field="special")
+            raise DeclarationRefused(f"the given split does not show {special.id}", field="special")
         return Play(special=special, split=split)
     qualification = qualifies(special, cards, quad_counts_as_two_pairs=quads)
     if qualification is None:
-        raise SpecialError(
+        raise DeclarationRefused(
             f"the cards do not qualify for {special.id} ({special.chinese})", field="special"
         )
     return Play(special=special, split=qualification.split)

@@ -17,7 +17,7 @@ import hmac
 import itertools
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -172,7 +172,7 @@ def _sign(value: float) -> int:
 
 
 def _cmp(a: Any, b: Any) -> int:
-    return (a > b) - (a < b)
+    return int(a > b) - int(a < b)
 
 
 def compare_piles(a: Sequence[Card], b: Sequence[Card], wheel: str = "second") -> int:
@@ -197,7 +197,9 @@ def compare_front_with_middle(front: Sequence[Card], middle: Sequence[Card], whe
     return _cmp(front_key, middle_key[: len(front_key)])
 
 
-def is_foul(front: Sequence[Card], middle: Sequence[Card], back: Sequence[Card], wheel: str) -> bool:
+def is_foul(
+    front: Sequence[Card], middle: Sequence[Card], back: Sequence[Card], wheel: str
+) -> bool:
     """R4.2: front > middle (by R3) or middle > back."""
     return (
         compare_front_with_middle(front, middle, wheel) > 0
@@ -216,23 +218,28 @@ def _consecutive3(pile: Sequence[Card]) -> bool:
 
 
 def _consecutive5(pile: Sequence[Card]) -> bool:
+    """Five consecutive ranks (R2.3: the wheel and T-J-Q-K-A included), suits free."""
     return straight_rank(pile) is not None
 
 
 def _suited(pile: Sequence[Card]) -> bool:
-    return len({suit for _, suit in pile}) == 1
+    return all(suit == pile[0][1] for _, suit in pile)
 
 
 def _trips(pile: Sequence[Card]) -> bool:
-    return len({rank for rank, _ in pile}) == 1
+    return all(rank == pile[0][0] for rank, _ in pile)
 
 
 def _monster(pile: Sequence[Card]) -> bool:
-    return evaluate(pile)[0] in ("four_of_a_kind", "straight_flush")
+    """A four of a kind or a straight flush."""
+    ranks = [rank for rank, _ in pile]
+    four = ranks.count(ranks[0]) == 4 or ranks.count(ranks[1]) == 4
+    return four or (_suited(pile) and _consecutive5(pile))
 
 
 # Split patterns (R5.1 rows 4, 9, 13, 14): (front test, test for middle and for back).
-_SPLIT_TESTS = {
+PileTest = Callable[[Sequence[Card]], bool]
+_SPLIT_TESTS: dict[str, tuple[PileTest, PileTest]] = {
     "three_straight_flushes": (
         lambda p: _suited(p) and _consecutive3(p),
         lambda p: _suited(p) and _consecutive5(p),
@@ -251,7 +258,7 @@ _GROUP_PATTERNS = {
 }
 
 # Every way to cut n cards of one rank into same-rank groups.
-_CUTS = {
+_CUTS: dict[int, list[tuple[int, ...]]] = {
     1: [(1,)],
     2: [(2,), (1, 1)],
     3: [(3,), (2, 1), (1, 1, 1)],
@@ -259,8 +266,9 @@ _CUTS = {
 }
 
 
-def split_qualifies(special: str, front: Sequence[Card], middle: Sequence[Card],
-                    back: Sequence[Card]) -> bool:
+def split_qualifies(
+    special: str, front: Sequence[Card], middle: Sequence[Card], back: Sequence[Card]
+) -> bool:
     """R5.1/R5.5: this very split shows the split pattern (the foul rule does not apply)."""
     front_test, pile_test = _SPLIT_TESTS[special]
     return (
@@ -273,24 +281,25 @@ def split_qualifies(special: str, front: Sequence[Card], middle: Sequence[Card],
 
 @lru_cache(maxsize=4096)
 def find_split(special: str, cards: frozenset[Card]) -> Split | None:
-    """R5.5: some 3/5/5 split of the cards that shows the split pattern, by trying them all."""
+    """R5.5: some 3/5/5 split of the cards that shows the split pattern, by trying them all.
+
+    Every 5-card subset that could be a middle or a back is tested once; then every two
+    disjoint ones leave a front, which is tested last.
+    """
     front_test, pile_test = _SPLIT_TESTS[special]
-    ordered = sorted(cards)
-    for front in itertools.combinations(ordered, 3):
-        if not front_test(front):
-            continue
-        rest = [card for card in ordered if card not in front]
-        for middle in itertools.combinations(rest, 5):
-            if not pile_test(middle):
-                continue
-            back = tuple(card for card in rest if card not in middle)
-            if pile_test(back):
-                return front, middle, back
+    fives = [five for five in itertools.combinations(sorted(cards), 5) if pile_test(five)]
+    for index, middle in enumerate(fives):
+        for back in fives[index:]:
+            if set(middle).isdisjoint(back):
+                front = tuple(sorted(cards - set(middle) - set(back)))
+                if front_test(front):
+                    return front, middle, back
     return None
 
 
-def holds_groups(cards: Sequence[Card], pattern: Sequence[int], quad_counts_as_two_pairs: bool
-                 ) -> bool:
+def holds_groups(
+    cards: Sequence[Card], pattern: Sequence[int], quad_counts_as_two_pairs: bool
+) -> bool:
     """Partition semantics: the cards split into same-rank groups of exactly these sizes.
 
     Two pairs of one rank (a four of a kind as two pairs) only with quad_counts_as_two_pairs.
@@ -330,8 +339,7 @@ def qualifies(special: str, cards: Sequence[Card], quad_counts_as_two_pairs: boo
     raise OracleError(f"unknown special {special!r}")
 
 
-def qualifying_specials(cards: Sequence[Card], quad_counts_as_two_pairs: bool = False
-                        ) -> list[str]:
+def qualifying_specials(cards: Sequence[Card], quad_counts_as_two_pairs: bool = False) -> list[str]:
     """R5.6: every special the cards qualify for, strongest first (R5.2)."""
     return [s for s in SPECIAL_IDS if qualifies(s, cards, quad_counts_as_two_pairs)]
 
@@ -417,8 +425,14 @@ def parse_ruleset(value: object) -> Ruleset:
             continue
         if name == "wheel":
             rules.wheel = _check_choice(name, given, ("second", "lowest"))
-        elif name in ("scoop_multiplier", "home_run_multiplier", "home_run_min_players",
-                      "seat_minimum", "escape_penalty_multiple", "arrange_seconds"):
+        elif name in (
+            "scoop_multiplier",
+            "home_run_multiplier",
+            "home_run_min_players",
+            "seat_minimum",
+            "escape_penalty_multiple",
+            "arrange_seconds",
+        ):
             setattr(rules, name, _check_int(name, given))
         elif name in ("foul_counts_for_home_run", "quad_counts_as_two_pairs"):
             setattr(rules, name, _check_bool(name, given))
@@ -500,26 +514,38 @@ def _parse_seat(entry: object, rules: Ruleset) -> Seat:
         raise OracleError(f"player {player_id}: a card appears twice")
     seat = Seat(player_id, frozenset(cards), piles=piles, balance=balance)
     if "special" in entry:
-        seat.special = _resolve_special(entry["special"], seat, rules)
+        try:
+            seat.special = resolve_special(
+                entry["special"], seat.cards, piles, rules.quad_counts_as_two_pairs
+            )
+        except OracleError as error:
+            raise OracleError(f"player {player_id}: {error}") from None
     else:
         assert piles is not None
         seat.foul = is_foul(*piles, rules.wheel)
     return seat
 
 
-def _resolve_special(declared: object, seat: Seat, rules: Ruleset) -> str:
-    """R5.4: a named special must be held; `any` takes the strongest held."""
+def resolve_special(
+    declared: object, cards: frozenset[Card], piles: Split | None, quad_counts_as_two_pairs: bool
+) -> str:
+    """R5.4: a named special must be held; `any` takes the strongest held.
+
+    With piles given, a split pattern counts only if those very piles show it (R5.5).
+    """
     if declared != "any" and declared not in SPECIAL_IDS:
-        raise OracleError(f"player {seat.id}: unknown special {declared!r}")
+        raise OracleError(f"unknown special {declared!r}")
     candidates = SPECIAL_IDS if declared == "any" else (declared,)
     for special in candidates:
-        if special in SPLIT_SPECIALS and seat.piles is not None:
-            held = split_qualifies(special, *seat.piles)  # the given split must show it
+        if special in SPLIT_SPECIALS and piles is not None:
+            held = split_qualifies(special, *piles)
         else:
-            held = qualifies(special, sorted(seat.cards), rules.quad_counts_as_two_pairs)
+            held = qualifies(special, sorted(cards), quad_counts_as_two_pairs)
         if held:
             return special
-    raise OracleError(f"player {seat.id}: the cards do not hold {declared}")
+    if declared == "any":
+        raise OracleError("the cards (as given) hold no special hand")
+    raise OracleError(f"the cards (as given) do not hold {declared}")
 
 
 @dataclass
@@ -612,8 +638,9 @@ def settle(gross: Sequence[int], balances: Sequence[int]) -> list[int]:
     >>> settle([50, 40, -90], [0, 0, 50])
     [28, 22, -50]
     """
-    payments = [min(-g, balance) if g < 0 else 0 for g, balance in zip(gross, balances,
-                                                                       strict=True)]
+    payments = [
+        min(-g, balance) if g < 0 else 0 for g, balance in zip(gross, balances, strict=True)
+    ]
     paid = sum(payments)
     owed = sum(g for g in gross if g > 0)
     if paid >= owed:
@@ -634,8 +661,9 @@ def escape_penalty(base: int, balance: int, multiple: int = 25) -> int:
     return min(multiple * base, balance)
 
 
-def share_escape_penalty(penalty: int, escapee: int, remaining: Sequence[int],
-                         seat_count: int) -> dict[int, int]:
+def share_escape_penalty(
+    penalty: int, escapee: int, remaining: Sequence[int], seat_count: int
+) -> dict[int, int]:
     """R11.2: equal shares; leftover coins one each in seat order from the seat after the escapee.
 
     >>> share_escape_penalty(25, 1, [0, 2, 3], 4)

@@ -10,6 +10,7 @@ import pytest
 from . import oracle
 
 A = "Qh Qd 3c | 9s 9c 5d 5h Kc | 2s 6s 8s Js As"
+B = "Kh 7d 4c | Td Tc 6h 6c 2h | 3d 4d 5c 6d 7h"
 HOME_RUN_TABLE = {
     "A": "Ks Kh 2c | 9s 9c 9d 5h 5d | 4c 5c 6c 7c 8c",
     "B": "2d 3h 4h | 5s 6d 6h 7h 8s | Tc Js Qd Kd As",
@@ -42,7 +43,7 @@ def pair(result: dict[str, Any], a: str, b: str) -> dict[str, Any]:
 
 
 def test_example_1_two_players_pile_by_pile() -> None:
-    result = score([arranged("A", A), arranged("B", "Kh 7d 4c | Td Tc 6h 6c 2h | 3d 4d 5c 6d 7h")])
+    result = score([arranged("A", A), arranged("B", B)])
     assert points(result) == {"A": 1, "B": -1}
     assert pair(result, "A", "B")["piles"] == [1, -1, 1]
     assert pair(result, "A", "B")["scoop"] is False
@@ -52,7 +53,12 @@ def test_example_2_r6_2_roll_over_counts_as_scoop() -> None:
     result = score([arranged("A", A), arranged("D", "Kh 7d 4c | Td 9d 6d 6c 2d | 2h 6h 8h Jh Ah")])
     assert points(result) == {"A": 4, "D": -4}
     assert pair(result, "A", "D") | {"explanation": ""} == {
-        "a": "A", "b": "D", "points": 4, "piles": [1, 1, 0], "scoop": True, "home_run": False,
+        "a": "A",
+        "b": "D",
+        "points": 4,
+        "piles": [1, 1, 0],
+        "scoop": True,
+        "home_run": False,
         "explanation": "",
     }
 
@@ -94,11 +100,13 @@ def test_example_4_foul_counts_for_home_run_false_removes_the_home_run() -> None
 
 
 def test_example_5_r6_5_r6_6_special_hands() -> None:
-    result = score([
-        arranged("A", HOME_RUN_TABLE["A"]),
-        declared("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
-        declared("C", "three_flushes", "Js Qs 5s 2s 3s 4s 6s 7s Jh Qh Ah 7h Th"),
-    ])
+    result = score(
+        [
+            arranged("A", HOME_RUN_TABLE["A"]),
+            declared("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
+            declared("C", "three_flushes", "Js Qs 5s 2s 3s 4s 6s 7s Jh Qh Ah 7h Th"),
+        ]
+    )
     assert points(result) == {"A": -7, "B": 8, "C": -1}
     assert [p["special"] for p in result["players"]] == [None, "six_pairs", "three_flushes"]
     assert all(p["piles"] == [] and not p["scoop"] for p in result["pairs"])
@@ -128,12 +136,9 @@ def test_r9_settlement_through_score_coins() -> None:
 
 
 def test_r7_1_coins_are_gross_without_every_balance() -> None:
-    result = score(
-        [arranged("A", A, balance=1), arranged("B", "Kh 7d 4c | Td Tc 6h 6c 2h | 3d 4d 5c 6d 7h")],
-        base=10,
-    )
+    result = score([arranged("A", A, balance=1), arranged("B", B)], base=10)
     assert [p["coins"] for p in result["players"]] == [10, -10]
-    assert "coins" not in score([arranged("A", A), arranged("B", "Kh 7d 4c | Td Tc 6h 6c 2h | 3d 4d 5c 6d 7h")])["players"][0]
+    assert "coins" not in score([arranged("A", A), arranged("B", B)])["players"][0]
 
 
 def test_example_8_r11_escape_penalty_shared_from_the_next_seat() -> None:
@@ -193,7 +198,11 @@ def test_r5_specials_partition_semantics() -> None:
 
 def test_r5_1_supreme_dragon_holds_every_weaker_pattern_it_shows() -> None:
     assert oracle.qualifying_specials(cards("2s 3s 4s 5s 6s 7s 8s 9s Ts Js Qs Ks As")) == [
-        "supreme_dragon", "dragon", "three_straight_flushes", "one_color", "three_straights",
+        "supreme_dragon",
+        "dragon",
+        "three_straight_flushes",
+        "one_color",
+        "three_straights",
         "three_flushes",
     ]
 
@@ -202,4 +211,24 @@ def test_r5_3_front_a_2_3_and_q_k_a_count_as_straights() -> None:
     hand = cards("As 2d 3h 4c 5d 6h 7c 8s 9d Th Jc Qs Kd")
     assert oracle.find_split("three_straights", frozenset(hand)) is not None
     assert oracle.split_qualifies(
-        "three_straights", cards("Qs Kd As"), cards("2d 3h 4c 5d 6h"), cards("7c 8s 9d Th Jc"))
+        "three_straights", cards("Qs Kd As"), cards("2d 3h 4c 5d 6h"), cards("7c 8s 9d Th Jc")
+    )
+
+
+def test_r5_5_given_piles_must_show_a_split_pattern_even_for_any() -> None:
+    # These cards hold three_flushes (2s 5s 9s | 3h 6h 8h Jh Kh | 4d 7d Td Qd 2d) and nothing
+    # else; piles that do not show it cannot be declared as it, by name or as `any`.
+    piles = [pile.split() for pile in "2s 5s 3h | 9s 6h 8h Jh Kh | 4d 7d Td Qd 2d".split("|")]
+    opponent = arranged("B", "2c 3c 4c | 5c 6c 7c 8c 9c | Tc Jc Qc Kc Ac")
+    for declared_as in ("three_flushes", "any"):
+        player = {
+            "id": "A",
+            "special": declared_as,
+            "front": piles[0],
+            "middle": piles[1],
+            "back": piles[2],
+        }
+        assert "error" in oracle.score_line(json.dumps({"players": [player, opponent]}))
+    cards = " ".join(card for pile in piles for card in pile)
+    result = score([declared("A", "any", cards), opponent])
+    assert result["players"][0]["special"] == "three_flushes"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from domain.errors import SpecialError
+from domain.errors import DeclarationRefused, SpecialError
 from domain.play import declare
 from domain.ruleset import STANDARD
 from domain.specials import Special, Split, qualifies, qualifying, split_qualifies
@@ -161,3 +161,13 @@ def test_r5_6_the_service_lists_every_qualifying_special():
         "three_straights",
         "three_flushes",
     ]
+
+
+def test_r5_5_declaring_any_with_piles_judges_split_patterns_on_those_piles():
+    # These cards hold three_flushes, but the given piles do not show it.
+    hand = cards("2s 5s 3h 9s 6h 8h Jh Kh 4d 7d Td Qd 2d")
+    bad = Split(hand[:3], hand[3:8], hand[8:])
+    with pytest.raises(DeclarationRefused, match="judged on the given piles"):
+        declare(bad.cards, "any", STANDARD, bad)
+    good = Split(cards("2s 5s 9s"), cards("3h 6h 8h Jh Kh"), cards("4d 7d Td Qd 2d"))
+    assert declare(good.cards, "any", STANDARD, good).split == good

@@ -1,0 +1,376 @@
+"""A round from deal to reveal (R4.3, R8.3, R9, R10, R11, R12).
+
+Every decision is taken from the round's own events: the deal records the commitment, the
+client seed, the hands, the base stake, each player's balance and the ruleset (R8.3, R13), so
+scoring and settlement can be recomputed at any time and come out the same (R9.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.arrangement import Arrangement
+from domain.cards import Card, format_cards, parse_cards
+from domain.errors import ArrangementError, PhaseError, RuleError
+from domain.escape import escape_transfers
+from domain.ids import round_uuid
+from domain.play import NO_ARRANGEMENT, Play, declare
+from domain.ruleset import Ruleset
+from domain.scoring import RoundScore, Seat, score_round
+from domain.settlement import gross, settle
+from domain.shuffle import commitment, deal
+from domain.specials import Special, Split
+from domain.stakes import round_base
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished showdown: the score (R6) and each active player's settled coins (R9)."""
+
+    score: RoundScore
+    coins: dict[str, int]
+
+
+class Round(Aggregate):
+    class Dealt(Aggregate.Created):
+        round_id: str
+        table_id: str
+        number: int
+        players: list[str]
+        hands: dict[str, list[str]]
+        commitment: str
+        client_seed: str
+        base_stake: int
+        balances: dict[str, int]
+        ruleset: dict[str, Any]
+        at: datetime
+        deadline: datetime
+
+    class Arranged(Aggregate.Event):
+        """R4.3: an arrangement, foul or not; the latest one counts."""
+
+        player_id: str
+        front: list[str]
+        middle: list[str]
+        back: list[str]
+        foul_reason: str | None
+        at: datetime
+
+    class SpecialDeclared(Aggregate.Event):
+        """R5.4, R5.5: a declaration the cards support, with its split for split patterns."""
+
+        player_id: str
+        declared: str
+        special: str
+        front: list[str]
+        middle: list[str]
+        back: list[str]
+        at: datetime
+
+    class PlayerEscaped(Aggregate.Event):
+        """R11: the player left; ``transfers`` is the penalty and its shares (sums to 0)."""
+
+        player_id: str
+        transfers: dict[str, int]
+        at: datetime
+
+    class Revealed(Aggregate.Event):
+        """R10.3: the showdown. Publishes the seed (R12.6) and records the settlement (R9)."""
+
+        server_seed: str
+        points: dict[str, int]
+        coins: dict[str, int]
+        at: datetime
+
+    class Abandoned(Aggregate.Event):
+        """R11.3: fewer than two players remain; no showdown. The seed is published too."""
+
+        server_seed: str
+        at: datetime
+
+    @staticmethod
+    def create_id(round_id: str) -> UUID:
+        return round_uuid(round_id)
+
+    @classmethod
+    def deal(
+        cls,
+        *,
+        round_id: str,
+        table_id: str,
+        number: int,
+        balances: dict[str, int],
+        server_seed: bytes,
+        client_seed: str,
+        ruleset: Ruleset,
+        at: datetime,
+    ) -> Round:
+        """R10.1, R12: deal 13 cards to each seated player from the committed seed; R8.3, R8.4:
+        fix the base stake and every balance."""
+        players = list(balances)
+        hands = deal(server_seed, client_seed, round_id, len(players))
+        base = round_base(balances, ruleset)
+        return cls(
+            round_id=round_id,
+            table_id=table_id,
+            number=number,
+            players=players,
+            hands={p: format_cards(h) for p, h in zip(players, hands, strict=True)},
+            commitment=commitment(server_seed),
+            client_seed=client_seed,
+            base_stake=base,
+            balances=dict(balances),
+            ruleset=ruleset.to_dict(),
+            at=at,
+            deadline=at + timedelta(seconds=ruleset.arrange_seconds),
+        )
+
+    @event(Dealt)
+    def __init__(
+        self,
+        round_id: str,
+        table_id: str,
+        number: int,
+        players: list[str],
+        hands: dict[str, list[str]],
+        commitment: str,
+        client_seed: str,
+        base_stake: int,
+        balances: dict[str, int],
+        ruleset: dict[str, Any],
+        at: datetime,
+        deadline: datetime,
+    ) -> None:
+        self.round_id = round_id
+        self.table_id = table_id
+        self.number = number
+        self.players = players
+        self.hands = hands
+        self.commitment = commitment
+        self.client_seed = client_seed
+        self.base_stake = base_stake
+        self.balances = balances
+        self.ruleset_data = ruleset
+        self.dealt_at = at
+        self.deadline = deadline
+        self.submissions: dict[str, dict[str, Any]] = {}
+        self.escaped: dict[str, dict[str, int]] = {}
+        self.server_seed: str | None = None
+        self.points: dict[str, int] = {}
+        self.coins: dict[str, int] = {}
+        self.ended_at: datetime | None = None
+        self.revealed = False
+
+    # Queries ----------------------------------------------------------------------------------
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return Ruleset.from_dict(self.ruleset_data)
+
+    @property
+    def ended(self) -> bool:
+        return self.ended_at is not None
+
+    @property
+    def active(self) -> list[str]:
+        """R10.1, R11.3: the players still in the round, in seat order."""
+        return [p for p in self.players if p not in self.escaped]
+
+    def hand(self, player_id: str) -> tuple[Card, ...]:
+        return parse_cards(self.hands[player_id])
+
+    def play_of(self, player_id: str) -> Play:
+        """What the player brings to the showdown: the latest submission (R4.3)."""
+        submission = self.submissions.get(player_id)
+        if submission is None:
+            return NO_ARRANGEMENT
+        piles = [parse_cards(submission[p]) for p in ("front", "middle", "back")]
+        if "special" in submission:
+            split = Split(*piles) if piles[0] else None
+            return Play(special=Special.from_id(submission["special"]), split=split)
+        return Play(Arrangement(*piles))
+
+    def not_ready(self) -> list[str]:
+        """R10.3: active players with no arrangement, or a foul one."""
+        return [
+            p
+            for p in self.active
+            if p not in self.submissions or self.submissions[p].get("foul_reason")
+        ]
+
+    def can_reveal(self, now: datetime) -> bool:
+        return not self.ended and (now >= self.deadline or not self.not_ready())
+
+    def score(self) -> RoundScore:
+        """R6 over the active players, from the recorded submissions."""
+        return score_round([Seat(p, self.play_of(p)) for p in self.active], self.ruleset)
+
+    def outcome(self) -> Outcome:
+        """R6, R7, R9: the score and the settlement against the balances at the deal."""
+        score = self.score()
+        active = self.active
+        coins = settle(gross(score.points, self.base_stake), [self.balances[p] for p in active])
+        return Outcome(score, dict(zip(active, coins, strict=True)))
+
+    # Commands ---------------------------------------------------------------------------------
+
+    def _check_can_submit(self, player_id: str, now: datetime) -> None:
+        """R10.2, R10.4, R11.3: only active players, before the deadline, before the reveal."""
+        if self.ended:
+            raise PhaseError(f"round {self.round_id} is over: no command changes it (R10.4)")
+        if player_id not in self.players:
+            raise PhaseError(
+                f"player {player_id} is not in round {self.round_id}", field="player_id"
+            )
+        if player_id in self.escaped:
+            raise PhaseError(f"player {player_id} left round {self.round_id}", field="player_id")
+        if now >= self.deadline:
+            raise PhaseError(
+                f"the deadline of round {self.round_id} has passed "
+                f"({self.deadline.isoformat()}): submissions are refused (R10.2)"
+            )
+
+    def arrange(
+        self, player_id: str, front: list[Card], middle: list[Card], back: list[Card], now: datetime
+    ) -> str | None:
+        """R4.1, R4.3: accept an arrangement of the player's own cards; a foul is accepted as
+        a draft. Returns why it is a foul, or None."""
+        self._check_can_submit(player_id, now)
+        arrangement = Arrangement.of(front, middle, back, dealt=self.hand(player_id))
+        reason = arrangement.foul_reason(self.ruleset.wheel)
+        self._arranged(
+            player_id,
+            format_cards(arrangement.front),
+            format_cards(arrangement.middle),
+            format_cards(arrangement.back),
+            reason,
+            now,
+        )
+        return reason
+
+    @event(Arranged)
+    def _arranged(
+        self,
+        player_id: str,
+        front: list[str],
+        middle: list[str],
+        back: list[str],
+        foul_reason: str | None,
+        at: datetime,
+    ) -> None:
+        self.submissions[player_id] = {
+            "front": front,
+            "middle": middle,
+            "back": back,
+            "foul_reason": foul_reason,
+        }
+
+    def declare(self, player_id: str, declared: str, split: Split | None, now: datetime) -> Special:
+        """R5.4, R5.5: declare a named special or ``any``; refused when the cards do not
+        support it, and then nothing changes."""
+        self._check_can_submit(player_id, now)
+        hand = self.hand(player_id)
+        if split is not None and sorted(split.cards) != sorted(hand):
+            raise ArrangementError("the split does not use exactly the player's 13 cards")
+        play = declare(hand, declared, self.ruleset, split)
+        assert play.special is not None
+        piles = play.split if play.split is not None else Split((), (), ())
+        self._declared(
+            player_id,
+            declared,
+            play.special.id,
+            format_cards(piles.front),
+            format_cards(piles.middle),
+            format_cards(piles.back),
+            now,
+        )
+        return play.special
+
+    @event(SpecialDeclared)
+    def _declared(
+        self,
+        player_id: str,
+        declared: str,
+        special: str,
+        front: list[str],
+        middle: list[str],
+        back: list[str],
+        at: datetime,
+    ) -> None:
+        self.submissions[player_id] = {
+            "special": special,
+            "declared": declared,
+            "front": front,
+            "middle": middle,
+            "back": back,
+        }
+
+    def escape(self, player_id: str, now: datetime) -> dict[str, int]:
+        """R11: the player leaves mid-round and pays the penalty to the others."""
+        if self.ended:
+            raise PhaseError(f"round {self.round_id} is over")
+        if player_id not in self.active:
+            raise PhaseError(f"player {player_id} is not active in round {self.round_id}")
+        ruleset = self.ruleset
+        transfers = escape_transfers(
+            player_id,
+            self.active,
+            base=self.base_stake,
+            balance_at_deal=self.balances[player_id],
+            multiple=ruleset.escape_penalty_multiple,
+        )
+        self._escaped(player_id, transfers, now)
+        return transfers
+
+    @event(PlayerEscaped)
+    def _escaped(self, player_id: str, transfers: dict[str, int], at: datetime) -> None:
+        self.escaped[player_id] = transfers
+
+    def reveal(self, server_seed: bytes, now: datetime) -> Outcome:
+        """R10.3: reveal once everyone active is ready, or at any time after the deadline;
+        settles (R9) and publishes the seed (R12.6)."""
+        if self.ended:
+            raise PhaseError(f"round {self.round_id} is already over (R10.4)")
+        if commitment(server_seed) != self.commitment:
+            raise RuleError("the server seed does not match the round's commitment")
+        if not self.can_reveal(now):
+            waiting = ", ".join(self.not_ready())
+            raise PhaseError(
+                f"round {self.round_id} cannot be revealed before its deadline "
+                f"({self.deadline.isoformat()}): still waiting for a non-foul "
+                f"arrangement from {waiting}"
+            )
+        outcome = self.outcome()
+        points = {s.player_id: s.points for s in outcome.score.players}
+        self._revealed(server_seed.hex(), points, outcome.coins, now)
+        return outcome
+
+    @event(Revealed)
+    def _revealed(
+        self, server_seed: str, points: dict[str, int], coins: dict[str, int], at: datetime
+    ) -> None:
+        self.server_seed = server_seed
+        self.points = points
+        self.coins = coins
+        self.ended_at = at
+        self.revealed = True
+
+    def abandon(self, server_seed: bytes, now: datetime) -> None:
+        """R11.3: fewer than two players remain, so the round ends without a showdown."""
+        if self.ended:
+            raise PhaseError(f"round {self.round_id} is already over")
+        if len(self.active) >= 2:
+            raise PhaseError(f"round {self.round_id} still has {len(self.active)} players")
+        if commitment(server_seed) != self.commitment:
+            raise RuleError("the server seed does not match the round's commitment")
+        self._abandoned(server_seed.hex(), now)
+
+    @event(Abandoned)
+    def _abandoned(self, server_seed: str, at: datetime) -> None:
+        self.server_seed = server_seed
+        self.ended_at = at

@@ -1,0 +1,384 @@
+"""The event-sourced application: each command loads aggregates, asks the domain, and saves
+every changed aggregate in one atomic transaction.
+
+A command that is refused raises before anything is saved, so it appends nothing. A save that
+loses an optimistic-concurrency race is retried from a fresh load a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, ParamSpec, TypeVar
+from uuid import UUID, uuid4
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError, Recording
+
+from domain.cards import Card
+from domain.errors import PhaseError, RuleError, SeatError
+from domain.ids import (
+    deal_round_id,
+    round_uuid,
+    table_uuid,
+    transfer_uuid,
+    wallet_uuid,
+)
+from domain.round import Outcome, Round
+from domain.ruleset import Ruleset
+from domain.shuffle import SEED_BYTES
+from domain.specials import Special, Split
+from domain.stakes import check_can_sit
+from domain.table import Table
+from domain.wallet import Transfer, Wallet
+from service.clock import Clock, SystemClock
+from service.errors import AlreadyExists, Conflict, NotFound
+
+P = ParamSpec("P")
+R = TypeVar("R")
+A = TypeVar("A")
+
+RETRIES = 8
+MAX_ID_LENGTH = 128
+MAX_CLIENT_SEED_LENGTH = 256
+
+
+def retried(method: Callable[P, R]) -> Callable[P, R]:
+    """Re-run a command from a fresh load when its save lost a concurrency race."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(RETRIES):
+            try:
+                return method(*args, **kwargs)
+            except IntegrityError:
+                time.sleep(random.uniform(0, 0.001 * 2**attempt))
+        raise Conflict(
+            f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
+        )
+
+    return wrapper
+
+
+def check_id(value: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise RuleError(f"{field} is required", field=field)
+    if len(value) > MAX_ID_LENGTH or not value.isprintable():
+        raise RuleError(
+            f"{field} must be printable and at most {MAX_ID_LENGTH} characters", field=field
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Balance:
+    player_id: str
+    balance: int
+
+
+@dataclass(frozen=True)
+class StandUpResult:
+    table: Table
+    escaped: bool
+    transfers: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ArrangeResult:
+    round: Round
+    player_id: str
+    foul_reason: str | None
+    special: Special | None
+
+
+@dataclass(frozen=True)
+class RevealResult:
+    round: Round
+    outcome: Outcome
+
+
+class Thirteen(Application[UUID]):
+    """Tables, rounds and wallets of 十三水 (RULES.md R1–R13)."""
+
+    name = "Thirteen"
+    env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "5000", "SQLITE_LOCK_TIMEOUT": "30"}
+
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        *,
+        clock: Clock | None = None,
+        seeds: Callable[[], bytes] | None = None,
+    ) -> None:
+        super().__init__(env)
+        self.clock = clock or SystemClock()
+        self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
+        self.listeners: list[Callable[[], None]] = []
+
+    def _notify(self, recordings: list[Recording[UUID]]) -> None:
+        for listener in self.listeners:
+            listener()
+
+    def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        try:
+            found = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+        assert isinstance(found, cls)
+        return found
+
+    def _get(self, cls: type[A], aggregate_id: UUID, what: str) -> A:
+        found = self._find(cls, aggregate_id)
+        if found is None:
+            raise NotFound(what)
+        return found
+
+    def table(self, table_id: str) -> Table:
+        return self._get(Table, table_uuid(table_id), f"table {table_id!r} does not exist")
+
+    def round(self, round_id: str) -> Round:
+        return self._get(Round, round_uuid(round_id), f"round {round_id!r} does not exist")
+
+    def wallet(self, player_id: str) -> Wallet:
+        return self._get(
+            Wallet,
+            wallet_uuid(player_id),
+            f"player {player_id!r} has no wallet: credit coins first",
+        )
+
+    # Wallets ----------------------------------------------------------------------------------
+
+    def _transfer(
+        self,
+        kind: str,
+        player_id: str,
+        amount: int,
+        transfer_id: str,
+        apply: Callable[[Wallet], None],
+        create: bool,
+    ) -> Balance:
+        check_id(player_id, "player_id")
+        check_id(transfer_id, "transfer_id")
+        done = self._find(Transfer, transfer_uuid(transfer_id))
+        if done is not None:
+            if done.same_request(player_id, kind, amount):
+                return Balance(player_id, done.balance)
+            raise AlreadyExists(
+                f"transfer {transfer_id!r} was already used for a {done.kind} "
+                f"of {done.amount} coins to {done.player_id!r}",
+                field="transfer_id",
+            )
+        wallet = self._find(Wallet, wallet_uuid(player_id))
+        if wallet is None:
+            if not create:
+                raise NotFound(f"player {player_id!r} has no wallet: credit coins first")
+            wallet = Wallet(player_id=player_id)
+        apply(wallet)
+        transfer = Transfer(
+            transfer_id=transfer_id,
+            player_id=player_id,
+            kind=kind,
+            amount=amount,
+            balance=wallet.balance,
+        )
+        self.save(wallet, transfer)
+        return Balance(player_id, wallet.balance)
+
+    @retried
+    def credit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
+        return self._transfer(
+            "credit",
+            player_id,
+            amount,
+            transfer_id,
+            lambda w: w.credit(transfer_id, amount),
+            create=True,
+        )
+
+    @retried
+    def debit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
+        """R10.6: refused above the balance or while in a dealt, unrevealed round."""
+        return self._transfer(
+            "debit",
+            player_id,
+            amount,
+            transfer_id,
+            lambda w: w.debit(transfer_id, amount),
+            create=False,
+        )
+
+    # Tables -----------------------------------------------------------------------------------
+
+    @retried
+    def open_table(self, table_id: str, ruleset: Ruleset, request_id: str = "") -> Table:
+        """R13: the ruleset is recorded in full; R12.1: the first commitment is published."""
+        check_id(table_id, "table_id")
+        existing = self._find(Table, table_uuid(table_id))
+        if existing is not None:
+            if (
+                request_id
+                and existing.request_id == request_id
+                and (existing.ruleset_data == ruleset.to_dict())
+            ):
+                return existing
+            raise AlreadyExists(f"table {table_id!r} already exists", field="table_id")
+        table = Table.open(table_id, ruleset, request_id, self.seeds(), self.clock.now())
+        self.save(table)
+        return table
+
+    @retried
+    def sit_down(self, table_id: str, player_id: str) -> Table:
+        """R8.1, R10.1, R10.6."""
+        check_id(player_id, "player_id")
+        table = self.table(table_id)
+        wallet = self.wallet(player_id)
+        if player_id in table.seats:
+            return table
+        check_can_sit(player_id, wallet.balance, table.ruleset)
+        wallet.sit_down(table_id)
+        table.sit_down(player_id, self.clock.now())
+        self.save(table, wallet)
+        return table
+
+    @retried
+    def stand_up(self, table_id: str, player_id: str) -> StandUpResult:
+        """R10.5: free between rounds; between the deal and the showdown an escape (R11)."""
+        table = self.table(table_id)
+        if player_id not in table.seats:
+            raise SeatError(
+                f"player {player_id!r} is not seated at table {table_id!r}", field="player_id"
+            )
+        now = self.clock.now()
+        wallet = self.wallet(player_id)
+        round_ = self.round(table.current_round) if table.current_round else None
+        if round_ is None or player_id not in round_.active:
+            table.stand_up(player_id, None, now)
+            wallet.stand_up(table_id)
+            self.save(table, wallet)
+            return StandUpResult(table, False, {})
+        transfers = round_.escape(player_id, now)
+        others = {p: self.wallet(p) for p in transfers if p != player_id}
+        wallet.pay_escape_penalty(round_.round_id, -transfers[player_id])
+        for p, other in others.items():
+            other.receive_escape_share(round_.round_id, transfers[p])
+        table.stand_up(player_id, round_.round_id, now)
+        if len(round_.active) < 2:  # R11.3
+            round_.abandon(bytes.fromhex(table.next_seed), now)
+            table.end_round(round_.round_id, self.seeds(), now)
+            for p in round_.active:
+                others[p].close_round(round_.round_id)
+        self.save(table, round_, wallet, *others.values())
+        return StandUpResult(table, True, transfers)
+
+    def rounds_of(self, table_id: str, offset: int, limit: int) -> tuple[list[Round], int]:
+        """The table's rounds from ``offset``, oldest first, and how many there are."""
+        table = self.table(table_id)
+        ids = table.round_ids[offset : offset + limit]
+        return [self.round(r) for r in ids], len(table.round_ids)
+
+    # Rounds -----------------------------------------------------------------------------------
+
+    @retried
+    def deal(self, table_id: str, client_seed: str = "", request_id: str = "") -> Round:
+        """R10.1, R12: deal to everyone seated from the committed seed; R8.3, R8.4: fix the
+        base stake and the balances. Each player's wallet is locked until the reveal (R10.6)."""
+        if len(client_seed) > MAX_CLIENT_SEED_LENGTH:
+            raise RuleError(
+                f"client_seed is longer than {MAX_CLIENT_SEED_LENGTH} characters",
+                field="client_seed",
+            )
+        table = self.table(table_id)
+        if request_id:
+            round_id = deal_round_id(table_id, request_id)
+            existing = self._find(Round, round_uuid(round_id))
+            if existing is not None:
+                if existing.client_seed == client_seed:
+                    return existing
+                raise AlreadyExists(
+                    f"request {request_id!r} already dealt round {round_id} "
+                    "with another client seed",
+                    field="request_id",
+                )
+        else:
+            round_id = str(uuid4())
+        now = self.clock.now()
+        table.start_round(round_id, now)
+        wallets = [self.wallet(p) for p in table.seats]
+        round_ = Round.deal(
+            round_id=round_id,
+            table_id=table_id,
+            number=len(table.round_ids),
+            balances={w.player_id: w.balance for w in wallets},
+            server_seed=bytes.fromhex(table.next_seed),
+            client_seed=client_seed,
+            ruleset=table.ruleset,
+            at=now,
+        )
+        for wallet in wallets:
+            wallet.enter_round(round_id)
+        self.save(table, round_, *wallets)
+        return round_
+
+    @retried
+    def arrange(
+        self,
+        round_id: str,
+        player_id: str,
+        front: Sequence[Card],
+        middle: Sequence[Card],
+        back: Sequence[Card],
+        special: str = "",
+    ) -> ArrangeResult:
+        """R4 (a foul is accepted as a draft) or, with ``special``, R5.4 and R5.5."""
+        round_ = self.round(round_id)
+        now = self.clock.now()
+        if special:
+            split = (
+                Split(tuple(front), tuple(middle), tuple(back))
+                if (front or middle or back)
+                else None
+            )
+            played = round_.declare(player_id, special, split, now)
+            self.save(round_)
+            return ArrangeResult(round_, player_id, None, played)
+        reason = round_.arrange(player_id, list(front), list(middle), list(back), now)
+        self.save(round_)
+        return ArrangeResult(round_, player_id, reason, None)
+
+    @retried
+    def reveal(self, round_id: str) -> RevealResult:
+        """R10.3: settle (R9) every active player's wallet in the same save as the reveal, and
+        publish the table's next commitment (R12.1). Revealing again returns the result."""
+        round_ = self.round(round_id)
+        if round_.revealed:
+            return RevealResult(round_, round_.outcome())
+        if round_.ended:
+            raise PhaseError(f"round {round_id} ended without a showdown (R11.3)")
+        table = self.table(round_.table_id)
+        now = self.clock.now()
+        outcome = round_.reveal(bytes.fromhex(table.next_seed), now)
+        table.end_round(round_id, self.seeds(), now)
+        wallets = [self.wallet(p) for p in round_.active]
+        for wallet in wallets:
+            wallet.settle(round_id, outcome.coins[wallet.player_id])
+        self.save(round_, table, *wallets)
+        return RevealResult(round_, outcome)
+
+    def overdue(self, round_ids: Sequence[str]) -> list[str]:
+        """Of these rounds, those past their deadline and not over (R10.3)."""
+        now = self.clock.now()
+        found = []
+        for round_id in round_ids:
+            round_ = self._find(Round, round_uuid(round_id))
+            if round_ is not None and not round_.ended and now >= round_.deadline:
+                found.append(round_id)
+        return found
+
+    def events_after(self, position: int, limit: int = 500) -> list[tuple[int, Any]]:
+        """Stored events after a position in the log, with their positions."""
+        notifications = self.recorder.select_notifications(start=position + 1, limit=limit)
+        return [(n.id, self.mapper.to_domain_event(n)) for n in notifications]

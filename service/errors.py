@@ -1,0 +1,21 @@
+"""Errors of the application layer; rule violations come from ``domain.errors``."""
+
+from __future__ import annotations
+
+from domain.errors import RuleError
+
+
+class NotFound(RuleError):
+    """An unknown table, round or player."""
+
+
+class AlreadyExists(RuleError):
+    """An id reused with other content (a transfer, a table, a deal request)."""
+
+
+class Conflict(RuleError):
+    """A concurrency race lost more times than the retry budget allows."""
+
+
+class Unavailable(RuleError):
+    """The service cannot answer now (shutting down, or a read model is behind)."""

@@ -1,0 +1,101 @@
+"""One place that turns an exception into a gRPC status with rich details (google.rpc)."""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from domain.errors import (
+    ArrangementError,
+    CardError,
+    DeclarationRefused,
+    PhaseError,
+    RuleError,
+    RulesetError,
+    SeatError,
+    SpecialError,
+    StakeError,
+)
+from domain.wallet import InsufficientFunds
+from service.errors import AlreadyExists, Conflict, NotFound, Unavailable
+
+DOMAIN = "thirteen.v1"
+
+# (exception class, status code, ErrorInfo reason), most specific first.
+_CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
+    (NotFound, grpc.StatusCode.NOT_FOUND, "NOT_FOUND"),
+    (AlreadyExists, grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS"),
+    (Conflict, grpc.StatusCode.ABORTED, "CONCURRENT_UPDATE"),
+    (Unavailable, grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE"),
+    (DeclarationRefused, grpc.StatusCode.FAILED_PRECONDITION, "SPECIAL_NOT_HELD"),
+    (PhaseError, grpc.StatusCode.FAILED_PRECONDITION, "WRONG_PHASE"),
+    (SeatError, grpc.StatusCode.FAILED_PRECONDITION, "SEAT_RULE"),
+    (StakeError, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_STAKE"),
+    (InsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS"),
+    (CardError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD"),
+    (ArrangementError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARRANGEMENT"),
+    (SpecialError, grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SPECIAL"),
+    (RulesetError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_RULESET"),
+    (RuleError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT"),
+]
+
+
+def classify(error: RuleError) -> tuple[grpc.StatusCode, str]:
+    for cls, code, reason in _CODES:
+        if isinstance(error, cls):
+            return code, reason
+    raise AssertionError("RuleError is the last entry")
+
+
+def _pack(message: object) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)  # type: ignore[arg-type]
+    return packed
+
+
+def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.Status:
+    """The status for a refused command: ErrorInfo always, plus BadRequest field violations
+    for malformed input or PreconditionFailure for a rule or phase."""
+    code, reason = classify(error)
+    details = [
+        _pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {}))
+    ]
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        details.append(
+            _pack(
+                error_details_pb2.BadRequest(
+                    field_violations=[
+                        error_details_pb2.BadRequest.FieldViolation(
+                            field=error.field, description=error.message
+                        )
+                    ]
+                )
+            )
+        )
+    elif code == grpc.StatusCode.FAILED_PRECONDITION:
+        details.append(
+            _pack(
+                error_details_pb2.PreconditionFailure(
+                    violations=[
+                        error_details_pb2.PreconditionFailure.Violation(
+                            type=reason, subject=error.field, description=error.message
+                        )
+                    ]
+                )
+            )
+        )
+    status = status_pb2.Status(
+        code=getattr(code_pb2, code.name), message=error.message, details=details
+    )
+    return rpc_status.to_status(status)
+
+
+def internal_status() -> grpc.Status:
+    status = status_pb2.Status(
+        code=code_pb2.INTERNAL,
+        message="internal error; it has been logged",
+        details=[_pack(error_details_pb2.ErrorInfo(reason="INTERNAL", domain=DOMAIN))],
+    )
+    return rpc_status.to_status(status)
