@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from domain.cards import format_cards
@@ -84,6 +85,49 @@ def _deal(args: argparse.Namespace) -> int:
     return 0
 
 
+def _address(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"address must be HOST:PORT, got {text!r}")
+    return text
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Serve the gRPC API until SIGTERM or SIGINT."""
+    import asyncio
+
+    from service import logging as service_logging
+    from service.server import serve_forever
+    from service.storage import StoreConfigError, open_app
+
+    service_logging.configure(args.log_level)
+    try:
+        app = open_app(Path(args.data))
+    except StoreConfigError as error:
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:  # the database is unreachable or unusable
+        print(f"thirteen serve: cannot open the event store: {error}", file=sys.stderr)
+        return 1
+
+    def started(running: object) -> None:
+        port = getattr(running, "port", 0)
+        host = args.address.rsplit(":", 1)[0]
+        print(
+            f"thirteen: serving gRPC on {host}:{port} (store: {app.env.get('PERSISTENCE_MODULE')})."
+            f" Try: {sys.argv[0]} demo --address {host}:{port}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        asyncio.run(serve_forever(app, args.address, on_started=started))
+    except OSError as error:
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -101,6 +145,18 @@ def build_parser() -> argparse.ArgumentParser:
     dealer.add_argument("--round-id", required=True)
     dealer.add_argument("--players", type=_players, required=True, help="2 to 4")
     dealer.set_defaults(run=_deal)
+    serve = commands.add_parser("serve", help="serve the gRPC API")
+    serve.add_argument(
+        "--address",
+        type=_address,
+        default="127.0.0.1:50051",
+        help="HOST:PORT to listen on (default 127.0.0.1:50051; port 0 picks one)",
+    )
+    serve.add_argument(
+        "--data", default="var", help="data directory for the SQLite store (default ./var)"
+    )
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(run=_serve)
     return parser
 
 

@@ -1,0 +1,189 @@
+"""Translations between protobuf messages and the domain, in one module.
+
+Hidden information lives here too: before a round is over a viewer sees only their own hand
+(R12.1 keeps the seed secret as well; only commitments leave before the end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from domain.cards import Card, format_cards, parse_card
+from domain.errors import CardError
+from domain.round import Outcome, Round
+from domain.ruleset import Ruleset, resolve
+from domain.table import Table
+from service._generated.thirteen.v1 import table_pb2 as pb
+
+_SCALARS = (
+    "wheel",
+    "scoop_multiplier",
+    "home_run_multiplier",
+    "home_run_min_players",
+    "foul_counts_for_home_run",
+    "quad_counts_as_two_pairs",
+    "seat_minimum",
+    "stake_policy",
+    "base_stake",
+    "escape_penalty_multiple",
+    "arrange_seconds",
+)
+
+
+def timestamp(moment: datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def cards(texts: Sequence[str], field: str) -> list[Card]:
+    """R1.2 card strings of one request field; the error names the field and the card."""
+    parsed = []
+    for index, text in enumerate(texts):
+        try:
+            parsed.append(parse_card(text))
+        except CardError as error:
+            raise CardError(f"{field}[{index}]: {error.message}", field=field) from None
+    return parsed
+
+
+def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
+    """R13: a preset by name (default standard) with the set parameters overriding it."""
+    spec: dict[str, Any] = {"preset": name or "standard"}
+    if parameters is not None:
+        for field in _SCALARS:
+            if parameters.HasField(field):
+                spec[field] = getattr(parameters, field)
+        if parameters.HasField("pile_bonuses"):
+            bonuses = parameters.pile_bonuses
+            spec["pile_bonuses"] = {
+                pile: dict(getattr(bonuses, pile)) for pile in ("front", "middle", "back")
+            }
+        if parameters.special_points:
+            spec["special_points"] = dict(parameters.special_points)
+    return resolve(spec)
+
+
+def ruleset_parameters(rules: Ruleset) -> pb.RulesetParameters:
+    data = rules.to_dict()
+    return pb.RulesetParameters(
+        **{field: data[field] for field in _SCALARS},
+        pile_bonuses=pb.PileBonuses(**data["pile_bonuses"]),
+        special_points=data["special_points"],
+    )
+
+
+def table_fields(table: Table) -> dict[str, Any]:
+    """The fields of ``Table``, also those of the responses that return a table."""
+    rules = table.ruleset
+    return {
+        "table_id": table.table_id,
+        "ruleset": rules.name,
+        "ruleset_parameters": ruleset_parameters(rules),
+        "seats": [pb.Seat(player_id=p, seat=i) for i, p in enumerate(table.seats)],
+        "next_commitment": table.next_commitment,
+        "current_round_id": table.current_round or "",
+        "round_count": len(table.round_ids),
+        "opened_at": timestamp(table.opened_at),
+    }
+
+
+def _phase(round_: Round) -> int:
+    if round_.revealed:
+        return pb.ROUND_PHASE_REVEALED
+    if round_.ended:
+        return pb.ROUND_PHASE_ABANDONED
+    return pb.ROUND_PHASE_DEALT
+
+
+def visible_hands(round_: Round, viewer: str | None) -> list[str]:
+    """Whose hands the viewer may see: all once the round is over, else only their own.
+    ``viewer=None`` is the dealing game server, which sees every hand."""
+    if viewer is None or round_.ended:
+        return list(round_.players)
+    return [viewer] if viewer in round_.players else []
+
+
+def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
+    """The fields of ``Round`` as ``viewer`` may see them (None: every hand)."""
+    fields: dict[str, Any] = {
+        "round_id": round_.round_id,
+        "table_id": round_.table_id,
+        "number": round_.number,
+        "commitment": round_.commitment,
+        "client_seed": round_.client_seed,
+        "base_stake": round_.base_stake,
+        "dealt_at": timestamp(round_.dealt_at),
+        "deadline": timestamp(round_.deadline),
+        "hands": [
+            pb.Hand(player_id=p, cards=round_.hands[p]) for p in visible_hands(round_, viewer)
+        ],
+        "phase": _phase(round_),
+        "players": [
+            pb.RoundPlayer(
+                player_id=p,
+                seat=i,
+                balance_at_deal=round_.balances[p],
+                submitted=p in round_.submissions,
+                escaped=p in round_.escaped,
+            )
+            for i, p in enumerate(round_.players)
+        ],
+        "server_seed": round_.server_seed or "",
+    }
+    if round_.revealed:
+        fields["result"] = pb.RoundResult(**result_fields(round_, round_.outcome()))
+    return fields
+
+
+def result_fields(round_: Round, outcome: Outcome) -> dict[str, Any]:
+    """The fields of ``RoundResult`` (and ``RevealResponse``)."""
+    players = []
+    for score in outcome.score.players:
+        play = round_.play_of(score.player_id)
+        piles: Sequence[Sequence[Card]] = ((), (), ())
+        if play.arrangement is not None:
+            piles = play.arrangement.piles
+        elif play.split is not None:
+            piles = (play.split.front, play.split.middle, play.split.back)
+        players.append(
+            pb.PlayerResult(
+                player_id=score.player_id,
+                points=score.points,
+                coins=outcome.coins[score.player_id],
+                foul=score.foul,
+                foul_reason=score.foul_reason or "",
+                special=score.special.id if score.special else "",
+                front=format_cards(piles[0]),
+                middle=format_cards(piles[1]),
+                back=format_cards(piles[2]),
+                cards=round_.hands[score.player_id],
+            )
+        )
+    pairs = [
+        pb.PairResult(
+            a=p.a,
+            b=p.b,
+            points=p.points,
+            piles=list(p.piles),
+            scoop=p.scoop,
+            home_run=p.home_run,
+            explanation=p.explanation,
+        )
+        for p in outcome.score.pairs
+    ]
+    fields: dict[str, Any] = {
+        "round_id": round_.round_id,
+        "server_seed": round_.server_seed or "",
+        "players": players,
+        "pairs": pairs,
+        "base_stake": round_.base_stake,
+        "table_id": round_.table_id,
+    }
+    if round_.ended_at is not None:
+        fields["revealed_at"] = timestamp(round_.ended_at)
+    return fields

@@ -1,0 +1,126 @@
+"""The gRPC server: the servicers on an asyncio server, health checking, reflection, the log
+follower and the deadline sweeper, and a graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from service._generated.thirteen.v1 import (
+    diagnostics_pb2,
+    diagnostics_pb2_grpc,
+    table_pb2,
+    table_pb2_grpc,
+    wallet_pb2,
+    wallet_pb2_grpc,
+)
+from service.application import Thirteen
+from service.follower import LogFollower
+from service.servicers import (
+    DiagnosticsServicer,
+    Runner,
+    TableServicer,
+    WalletServicer,
+)
+from service.sweeper import DeadlineSweeper
+from service.watch import WatchHub
+
+log = structlog.get_logger("thirteen.server")
+
+MAX_MESSAGE_BYTES = 1 << 20  # a request is a few hundred bytes; refuse anything near a MiB
+SERVICE_NAMES = [
+    wallet_pb2.DESCRIPTOR.services_by_name["WalletService"].full_name,
+    table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
+    diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name,
+]
+
+
+@dataclass
+class Running:
+    """A started server and what runs beside it."""
+
+    server: grpc.aio.Server
+    port: int
+    app: Thirteen
+    health: health.aio.HealthServicer
+    follower: LogFollower
+    sweeper: DeadlineSweeper
+    executor: ThreadPoolExecutor
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop taking calls, let the running ones finish, then stop the background work."""
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        self.sweeper.stop()
+        self.follower.stop()
+        self.executor.shutdown(wait=True)
+        self.app.close()
+
+
+async def start(
+    app: Thirteen,
+    address: str = "127.0.0.1:0",
+    *,
+    workers: int = 16,
+    sweep_interval: float = 0.25,
+    poll_interval: float = 0.2,
+) -> Running:
+    """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server."""
+    loop = asyncio.get_running_loop()
+    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
+    run = Runner(executor)
+    hub = WatchHub(loop)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", 16 * MAX_MESSAGE_BYTES),
+        ]
+    )
+    wallet_pb2_grpc.add_WalletServiceServicer_to_server(WalletServicer(app, run), server)
+    table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app, run, hub), server)
+    diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(DiagnosticsServicer(run), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server
+    )
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    follower = LogFollower(app, interval=poll_interval)
+    sweeper = DeadlineSweeper(app, interval=sweep_interval)
+    follower.listeners += [sweeper.on_event, hub.on_event]
+    follower.start()
+    sweeper.start()
+    await server.start()
+    for name in ["", *SERVICE_NAMES]:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Running(server, port, app, health_servicer, follower, sweeper, executor)
+
+
+async def serve_forever(app: Thirteen, address: str, *, on_started: object = None) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down gracefully."""
+    running = await start(app, address)
+    host = address.rsplit(":", 1)[0]
+    log.info("serving", address=f"{host}:{running.port}")
+    if callable(on_started):
+        on_started(running)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting_down")
+    await running.stop()
+    log.info("stopped")

@@ -1,0 +1,318 @@
+"""The gRPC servicers: each RPC translates the request, runs one application command on a
+worker thread and translates the answer. Errors become statuses in ``grpc_errors``."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import functools
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+from grpc.aio import AbortError
+
+from domain.errors import RuleError
+from domain.ids import round_uuid, table_uuid
+from domain.round import Round
+from domain.table import Table
+from service import mapping
+from service._generated.thirteen.v1 import (
+    diagnostics_pb2,
+    diagnostics_pb2_grpc,
+    table_pb2,
+    table_pb2_grpc,
+    wallet_pb2,
+    wallet_pb2_grpc,
+)
+from service.application import Thirteen
+from service.grpc_errors import internal_status, to_status
+from service.watch import WatchHub
+
+log = structlog.get_logger("thirteen.rpc")
+T = TypeVar("T")
+
+REQUEST_ID = "x-request-id"
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+
+
+class Runner:
+    """Runs blocking application calls on a bounded pool, keeping the log context."""
+
+    def __init__(self, executor: ThreadPoolExecutor) -> None:
+        self.executor = executor
+
+    async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        return await loop.run_in_executor(self.executor, call)
+
+
+def _request_id(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == REQUEST_ID and isinstance(value, str) and value:
+            return value[:128]
+    return uuid.uuid4().hex
+
+
+def rpc(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """Log the call with its request id and map a refused command to its status."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
+        request_id = _request_id(context)
+        structlog.contextvars.bind_contextvars(request_id=request_id, rpc=method.__name__)
+        context.set_trailing_metadata(((REQUEST_ID, request_id),))
+        started = time.perf_counter()
+        status: grpc.Status | None = None
+        try:
+            result = await method(self, request, context)
+        except RuleError as error:
+            status = to_status(error)
+            log.info(
+                "rpc_refused",
+                code=status.code.name,
+                error=error.message,
+                ms=round((time.perf_counter() - started) * 1000, 2),
+            )
+        except (AbortError, asyncio.CancelledError):
+            raise
+        except Exception:
+            log.exception("rpc_failed")
+            status = internal_status()
+        finally:
+            structlog.contextvars.unbind_contextvars("request_id", "rpc")
+        if status is not None:
+            await context.abort_with_status(status)
+        log.debug(
+            "rpc_ok",
+            rpc=method.__name__,
+            request_id=request_id,
+            ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+        return result
+
+    return wrapper
+
+
+class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
+    def __init__(self, app: Thirteen, run: Runner) -> None:
+        self.app = app
+        self.run = run
+
+    @rpc
+    async def Credit(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC names)
+        b = await self.run(self.app.credit, request.player_id, request.amount, request.transfer_id)
+        return wallet_pb2.CreditResponse(player_id=b.player_id, balance=b.balance)
+
+    @rpc
+    async def Debit(self, request: Any, context: Any) -> Any:  # noqa: N802
+        b = await self.run(self.app.debit, request.player_id, request.amount, request.transfer_id)
+        return wallet_pb2.DebitResponse(player_id=b.player_id, balance=b.balance)
+
+    @rpc
+    async def GetBalance(self, request: Any, context: Any) -> Any:  # noqa: N802
+        wallet = await self.run(self.app.wallet, request.player_id)
+        return wallet_pb2.GetBalanceResponse(
+            player_id=wallet.player_id,
+            balance=wallet.balance,
+            table_id=wallet.table_id or "",
+            round_id=wallet.round_id or "",
+        )
+
+
+def _page(table_id: str, page_size: int, page_token: str) -> tuple[int, int]:
+    """AIP-158: (offset, size) from a request; tokens are opaque and bound to the table."""
+    if page_size < 0:
+        raise RuleError("page_size must not be negative", field="page_size")
+    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    if not page_token:
+        return 0, size
+    try:
+        data = json.loads(base64.urlsafe_b64decode(page_token.encode()))
+        offset = int(data["o"])
+        if data["t"] != table_id or offset < 0:
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise RuleError("page_token is not valid for this table", field="page_token") from None
+    return offset, size
+
+
+def _token(table_id: str, offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"t": table_id, "o": offset}).encode()).decode()
+
+
+_EVENT_TYPES = {
+    Table.Opened: "TableOpened",
+    Table.PlayerSatDown: "PlayerSatDown",
+    Table.PlayerStoodUp: "PlayerStoodUp",
+    Table.RoundStarted: "RoundStarted",
+    Table.RoundEnded: "RoundEnded",
+    Round.Dealt: "RoundDealt",
+    Round.Arranged: "HandArranged",
+    Round.SpecialDeclared: "SpecialDeclared",
+    Round.PlayerEscaped: "PlayerEscaped",
+    Round.Revealed: "RoundRevealed",
+    Round.Abandoned: "RoundAbandoned",
+}
+
+
+class TableServicer(table_pb2_grpc.TableServiceServicer):
+    def __init__(self, app: Thirteen, run: Runner, hub: WatchHub) -> None:
+        self.app = app
+        self.run = run
+        self.hub = hub
+
+    @rpc
+    async def OpenTable(self, request: Any, context: Any) -> Any:  # noqa: N802
+        rules = mapping.ruleset(
+            request.ruleset,
+            request.ruleset_parameters if request.HasField("ruleset_parameters") else None,
+        )
+        table = await self.run(self.app.open_table, request.table_id, rules, request.request_id)
+        return table_pb2.OpenTableResponse(**mapping.table_fields(table))
+
+    @rpc
+    async def GetTable(self, request: Any, context: Any) -> Any:  # noqa: N802
+        table = await self.run(self.app.table, request.table_id)
+        return table_pb2.GetTableResponse(**mapping.table_fields(table))
+
+    @rpc
+    async def SitDown(self, request: Any, context: Any) -> Any:  # noqa: N802
+        table = await self.run(self.app.sit_down, request.table_id, request.player_id)
+        return table_pb2.SitDownResponse(**mapping.table_fields(table))
+
+    @rpc
+    async def StandUp(self, request: Any, context: Any) -> Any:  # noqa: N802
+        result = await self.run(self.app.stand_up, request.table_id, request.player_id)
+        return table_pb2.StandUpResponse(
+            **mapping.table_fields(result.table),
+            escaped=result.escaped,
+            penalty_transfers=result.transfers,
+        )
+
+    @rpc
+    async def ListRounds(self, request: Any, context: Any) -> Any:  # noqa: N802
+        offset, size = _page(request.table_id, request.page_size, request.page_token)
+        rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
+        following = offset + len(rounds)
+        return table_pb2.ListRoundsResponse(
+            rounds=[table_pb2.Round(**mapping.round_fields(r, "")) for r in rounds],
+            next_page_token=_token(request.table_id, following) if following < total else "",
+        )
+
+    @rpc
+    async def Deal(self, request: Any, context: Any) -> Any:  # noqa: N802
+        round_ = await self.run(
+            self.app.deal, request.table_id, request.client_seed, request.request_id
+        )
+        return table_pb2.DealResponse(**mapping.round_fields(round_, None))
+
+    @rpc
+    async def Arrange(self, request: Any, context: Any) -> Any:  # noqa: N802
+        front = mapping.cards(request.front, "front")
+        middle = mapping.cards(request.middle, "middle")
+        back = mapping.cards(request.back, "back")
+        result = await self.run(
+            self.app.arrange,
+            request.round_id,
+            request.player_id,
+            front,
+            middle,
+            back,
+            request.special,
+        )
+        submission = result.round.submissions[request.player_id]
+        return table_pb2.ArrangeResponse(
+            foul=result.foul_reason is not None,
+            foul_reason=result.foul_reason or "",
+            special=result.special.id if result.special else "",
+            round_id=request.round_id,
+            player_id=request.player_id,
+            ready_to_reveal=not result.round.not_ready(),
+            front=submission["front"],
+            middle=submission["middle"],
+            back=submission["back"],
+        )
+
+    @rpc
+    async def Reveal(self, request: Any, context: Any) -> Any:  # noqa: N802
+        result = await self.run(self.app.reveal, request.round_id)
+        return table_pb2.RevealResponse(**mapping.result_fields(result.round, result.outcome))
+
+    @rpc
+    async def GetRound(self, request: Any, context: Any) -> Any:  # noqa: N802
+        round_ = await self.run(self.app.round, request.round_id)
+        return table_pb2.GetRoundResponse(**mapping.round_fields(round_, request.viewer))
+
+    def _event_message(self, position: int, event: Any, viewer: str) -> Any:
+        message = table_pb2.WatchTableResponse(
+            position=position,
+            type=_EVENT_TYPES.get(type(event), type(event).__name__),
+            player_id=getattr(event, "player_id", ""),
+            occurred_at=mapping.timestamp(event.at),
+        )
+        state = self.app.repository.get(event.originator_id, version=event.originator_version)
+        if isinstance(state, Table):
+            message.table_id = state.table_id
+            message.table.CopyFrom(table_pb2.Table(**mapping.table_fields(state)))
+        elif isinstance(state, Round):
+            message.table_id = state.table_id
+            message.round_id = state.round_id
+            message.round.CopyFrom(table_pb2.Round(**mapping.round_fields(state, viewer)))
+        return message
+
+    async def WatchTable(self, request: Any, context: Any) -> AsyncIterator[Any]:  # noqa: N802
+        """Catch up from the store after ``after``, then follow live; positions only grow."""
+        structlog.contextvars.bind_contextvars(request_id=_request_id(context), rpc="WatchTable")
+        if request.after < 0:
+            await context.abort_with_status(
+                to_status(RuleError("after must not be negative", field="after"))
+            )
+        try:
+            table = await self.run(self.app.table, request.table_id)
+        except RuleError as error:
+            await context.abort_with_status(to_status(error))
+        watch = self.hub.open(table_uuid(table.table_id), {round_uuid(r) for r in table.round_ids})
+        try:
+            last = request.after
+            while True:  # catch up from the store
+                batch = await self.run(self.app.events_after, last)
+                for position, event in batch:
+                    if watch.concerns(event):
+                        yield await self.run(self._event_message, position, event, request.viewer)
+                    last = position
+                if not batch:
+                    break
+            while True:  # live
+                position, event = await watch.queue.get()
+                if watch.overflowed:
+                    await context.abort(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"the stream fell behind; resume with after={last}",
+                    )
+                if position <= last:
+                    continue
+                yield await self.run(self._event_message, position, event, request.viewer)
+                last = position
+        finally:
+            self.hub.close(watch)
+
+
+class DiagnosticsServicer(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
+    """Echo through the same stack as every command: wrapper, logging and worker pool."""
+
+    def __init__(self, run: Runner) -> None:
+        self.run = run
+
+    @rpc
+    async def Echo(self, request: Any, context: Any) -> Any:  # noqa: N802
+        message = await self.run(lambda: request.message)
+        return diagnostics_pb2.EchoResponse(message=message)

@@ -1,0 +1,95 @@
+"""Where events are stored: SQLite files under a data directory (the embedded default) or
+PostgreSQL for several replicas (``THIRTEEN_STORE=postgres`` with the library's ``POSTGRES_*``
+variables). Stored events are made immutable by triggers in either database."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from service.application import Thirteen
+from service.clock import Clock
+
+STORES = ("sqlite", "postgres")
+POSTGRES_DEFAULTS = {
+    "POSTGRES_HOST": "127.0.0.1",
+    "POSTGRES_PORT": "5432",
+    "POSTGRES_USER": "postgres",
+    "POSTGRES_PASSWORD": "",
+    "POSTGRES_DBNAME": "thirteen",
+}
+
+
+class StoreConfigError(ValueError):
+    """The configured store cannot be used; the message says what to change."""
+
+
+def store_env(data: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The application's persistence settings from ``THIRTEEN_STORE`` and the data dir."""
+    environ = os.environ if environ is None else environ
+    store = environ.get("THIRTEEN_STORE", "sqlite")
+    if store not in STORES:
+        raise StoreConfigError(f"THIRTEEN_STORE must be one of {', '.join(STORES)}, got {store!r}")
+    if store == "postgres":
+        env = {k: environ.get(k, v) for k, v in POSTGRES_DEFAULTS.items()}
+        env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
+        if environ.get("POSTGRES_SCHEMA"):
+            env["POSTGRES_SCHEMA"] = environ["POSTGRES_SCHEMA"]
+        return env
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreConfigError(f"cannot create data directory {data}: {error.strerror}") from None
+    return {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(data / "thirteen.sqlite"),
+    }
+
+
+_SQLITE_TRIGGERS = [
+    "CREATE TRIGGER IF NOT EXISTS stored_events_no_update BEFORE UPDATE ON stored_events "
+    "BEGIN SELECT RAISE(ABORT, 'stored events are immutable'); END",
+    "CREATE TRIGGER IF NOT EXISTS stored_events_no_delete BEFORE DELETE ON stored_events "
+    "BEGIN SELECT RAISE(ABORT, 'stored events are immutable'); END",
+]
+
+_POSTGRES_FUNCTION = (
+    "CREATE OR REPLACE FUNCTION {schema}thirteen_refuse_change() RETURNS trigger "
+    "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'stored events are immutable'; END $$"
+)
+
+
+def protect(app: Thirteen) -> None:
+    """Refuse UPDATE and DELETE (and TRUNCATE) on the event table, at the database."""
+    datastore = app.recorder.datastore  # type: ignore[attr-defined]
+    table = app.recorder.events_table_name  # type: ignore[attr-defined]
+    if app.env.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
+        with datastore.transaction(commit=True) as cursor:
+            for statement in _SQLITE_TRIGGERS:
+                cursor.execute(statement)
+        return
+    schema = app.env.get("POSTGRES_SCHEMA") or ""
+    prefix = f'"{schema}".' if schema else ""
+    with datastore.transaction(commit=True) as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(13013)")  # replicas start together
+        cursor.execute(_POSTGRES_FUNCTION.format(schema=prefix))
+        for name, when in (
+            (f"{table}_immutable_rows", "UPDATE OR DELETE"),
+            (f"{table}_immutable_table", "TRUNCATE"),
+        ):
+            level = "ROW" if when != "TRUNCATE" else "STATEMENT"
+            cursor.execute(f'DROP TRIGGER IF EXISTS "{name}" ON {prefix}"{table}"')
+            cursor.execute(
+                f'CREATE TRIGGER "{name}" BEFORE {when} ON {prefix}"{table}" '
+                f"FOR EACH {level} EXECUTE FUNCTION {prefix}thirteen_refuse_change()"
+            )
+
+
+def open_app(
+    data: Path, *, clock: Clock | None = None, environ: Mapping[str, str] | None = None
+) -> Thirteen:
+    """The application on the configured store, with its event table protected."""
+    app = Thirteen(store_env(data, environ), clock=clock)
+    protect(app)
+    return app
