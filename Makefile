@@ -32,8 +32,15 @@ format: setup
 test: lint
 	$(BIN)/python -m pytest
 
+ADDRESS ?= 127.0.0.1:50051
+DATA ?= var
+
 run: setup
-	@echo "thirteen serve is not built yet (see the issues); try: echo '{...}' | $(BIN)/thirteen score"
+	@echo "thirteen: serving on $(ADDRESS) with SQLite under ./$(DATA) (Ctrl-C stops)."
+	@echo "  In another terminal:  $(BIN)/thirteen demo --address $(ADDRESS)"
+	@echo "  Or with reflection:   $(BIN)/buf curl --protocol grpc --http2-prior-knowledge \\"
+	@echo "      --data '{\"player_id\": \"alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/GetBalance"
+	$(BIN)/thirteen serve --address $(ADDRESS) --data $(DATA)
 
 bench: setup
 	$(BIN)/python -m tests.bench

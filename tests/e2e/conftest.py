@@ -1,0 +1,30 @@
+"""Fixtures: a real server on an ephemeral port, on each store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
+from tests.support.stores import store_environ
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+    with store_environ(request.param, tmp_path) as environ:
+        yield environ
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def server(store: dict[str, str], tmp_path: Path, clock: ManualClock) -> Iterator[ServerThread]:
+    running = ServerThread(tmp_path / "data", store, clock)
+    yield running
+    running.stop()

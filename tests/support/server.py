@@ -1,0 +1,47 @@
+"""A real gRPC server on an ephemeral port, on its own event loop thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from service._generated.thirteen.v1 import (
+    diagnostics_pb2_grpc,
+    table_pb2_grpc,
+    wallet_pb2_grpc,
+)
+from service.server import Running, start
+from service.storage import open_app
+from tests.support.clock import ManualClock
+
+
+class ServerThread:
+    """Start with ``ServerThread(data, environ, clock)``; ``stop()`` shuts it down gracefully.
+    Starting another on the same store is a restart."""
+
+    def __init__(self, data: Path, environ: dict[str, str], clock: ManualClock) -> None:
+        self.clock = clock
+        self.app = open_app(data, clock=clock, environ=environ)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.running: Running = self._call(start(self.app, "127.0.0.1:0", sweep_interval=0.05,
+                                                 poll_interval=0.05))
+        self.address = f"127.0.0.1:{self.running.port}"
+        self.channel = grpc.insecure_channel(self.address)
+        self.wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
+        self.tables = table_pb2_grpc.TableServiceStub(self.channel)
+        self.diagnostics = diagnostics_pb2_grpc.DiagnosticsServiceStub(self.channel)
+
+    def _call(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=30)
+
+    def stop(self) -> None:
+        self.channel.close()
+        self._call(self.running.stop(grace=1))
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
