@@ -108,17 +108,17 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         self.run = run
 
     @rpc
-    async def Credit(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC names)
+    async def Credit(self, request: Any, context: Any) -> Any:
         b = await self.run(self.app.credit, request.player_id, request.amount, request.transfer_id)
         return wallet_pb2.CreditResponse(player_id=b.player_id, balance=b.balance)
 
     @rpc
-    async def Debit(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def Debit(self, request: Any, context: Any) -> Any:
         b = await self.run(self.app.debit, request.player_id, request.amount, request.transfer_id)
         return wallet_pb2.DebitResponse(player_id=b.player_id, balance=b.balance)
 
     @rpc
-    async def GetBalance(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def GetBalance(self, request: Any, context: Any) -> Any:
         wallet = await self.run(self.app.wallet, request.player_id)
         return wallet_pb2.GetBalanceResponse(
             player_id=wallet.player_id,
@@ -171,7 +171,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self.hub = hub
 
     @rpc
-    async def OpenTable(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def OpenTable(self, request: Any, context: Any) -> Any:
         rules = mapping.ruleset(
             request.ruleset,
             request.ruleset_parameters if request.HasField("ruleset_parameters") else None,
@@ -180,17 +180,17 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return table_pb2.OpenTableResponse(**mapping.table_fields(table))
 
     @rpc
-    async def GetTable(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def GetTable(self, request: Any, context: Any) -> Any:
         table = await self.run(self.app.table, request.table_id)
         return table_pb2.GetTableResponse(**mapping.table_fields(table))
 
     @rpc
-    async def SitDown(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def SitDown(self, request: Any, context: Any) -> Any:
         table = await self.run(self.app.sit_down, request.table_id, request.player_id)
         return table_pb2.SitDownResponse(**mapping.table_fields(table))
 
     @rpc
-    async def StandUp(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def StandUp(self, request: Any, context: Any) -> Any:
         result = await self.run(self.app.stand_up, request.table_id, request.player_id)
         return table_pb2.StandUpResponse(
             **mapping.table_fields(result.table),
@@ -199,7 +199,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def ListRounds(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def ListRounds(self, request: Any, context: Any) -> Any:
         offset, size = _page(request.table_id, request.page_size, request.page_token)
         rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
         following = offset + len(rounds)
@@ -209,14 +209,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Deal(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def Deal(self, request: Any, context: Any) -> Any:
         round_ = await self.run(
             self.app.deal, request.table_id, request.client_seed, request.request_id
         )
         return table_pb2.DealResponse(**mapping.round_fields(round_, None))
 
     @rpc
-    async def Arrange(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def Arrange(self, request: Any, context: Any) -> Any:
         front = mapping.cards(request.front, "front")
         middle = mapping.cards(request.middle, "middle")
         back = mapping.cards(request.back, "back")
@@ -243,12 +243,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Reveal(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def Reveal(self, request: Any, context: Any) -> Any:
         result = await self.run(self.app.reveal, request.round_id)
         return table_pb2.RevealResponse(**mapping.result_fields(result.round, result.outcome))
 
     @rpc
-    async def GetRound(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def GetRound(self, request: Any, context: Any) -> Any:
         round_ = await self.run(self.app.round, request.round_id)
         return table_pb2.GetRoundResponse(**mapping.round_fields(round_, request.viewer))
 
@@ -269,7 +269,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             message.round.CopyFrom(table_pb2.Round(**mapping.round_fields(state, viewer)))
         return message
 
-    async def WatchTable(self, request: Any, context: Any) -> AsyncIterator[Any]:  # noqa: N802
+    async def WatchTable(self, request: Any, context: Any) -> AsyncIterator[Any]:
         """Catch up from the store after ``after``, then follow live; positions only grow."""
         structlog.contextvars.bind_contextvars(request_id=_request_id(context), rpc="WatchTable")
         if request.after < 0:
@@ -313,6 +313,6 @@ class DiagnosticsServicer(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
         self.run = run
 
     @rpc
-    async def Echo(self, request: Any, context: Any) -> Any:  # noqa: N802
+    async def Echo(self, request: Any, context: Any) -> Any:
         message = await self.run(lambda: request.message)
         return diagnostics_pb2.EchoResponse(message=message)
