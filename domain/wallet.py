@@ -22,11 +22,13 @@ class Wallet(Aggregate):
         player_id: str
 
     class Credited(Aggregate.Event):
+        player_id: str
         transfer_id: str
         amount: int
         balance: int
 
     class Debited(Aggregate.Event):
+        player_id: str
         transfer_id: str
         amount: int
         balance: int
@@ -82,10 +84,10 @@ class Wallet(Aggregate):
 
     def credit(self, transfer_id: str, amount: int) -> None:
         _check_amount(amount)
-        self._credited(transfer_id, amount, self.balance + amount)
+        self._credited(self.player_id, transfer_id, amount, self.balance + amount)
 
     @event(Credited)
-    def _credited(self, transfer_id: str, amount: int, balance: int) -> None:
+    def _credited(self, player_id: str, transfer_id: str, amount: int, balance: int) -> None:
         self.balance = balance
 
     def debit(self, transfer_id: str, amount: int) -> None:
@@ -100,10 +102,10 @@ class Wallet(Aggregate):
             raise InsufficientFunds(
                 f"player {self.player_id} has {self.balance} coins, cannot debit {amount}"
             )
-        self._debited(transfer_id, amount, self.balance - amount)
+        self._debited(self.player_id, transfer_id, amount, self.balance - amount)
 
     @event(Debited)
-    def _debited(self, transfer_id: str, amount: int, balance: int) -> None:
+    def _debited(self, player_id: str, transfer_id: str, amount: int, balance: int) -> None:
         self.balance = balance
 
     # Seats and rounds -------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from domain.ids import (
     transfer_uuid,
     wallet_uuid,
 )
-from domain.round import Outcome, Round
+from domain.results import RoundResult, round_result
+from domain.round import Round
 from domain.ruleset import Ruleset
 from domain.shuffle import SEED_BYTES
 from domain.specials import Special, Split
@@ -98,7 +99,8 @@ class ArrangeResult:
 @dataclass(frozen=True)
 class RevealResult:
     round: Round
-    outcome: Outcome
+    result: RoundResult
+    position: int  # the reveal's position in the event log
 
 
 class Thirteen(Application[UUID]):
@@ -355,7 +357,7 @@ class Thirteen(Application[UUID]):
         publish the table's next commitment (R12.1). Revealing again returns the result."""
         round_ = self.round(round_id)
         if round_.revealed:
-            return RevealResult(round_, round_.outcome())
+            return RevealResult(round_, round_result(round_), self.max_position())
         if round_.ended:
             raise PhaseError(f"round {round_id} ended without a showdown (R11.3)")
         table = self.table(round_.table_id)
@@ -365,8 +367,8 @@ class Thirteen(Application[UUID]):
         wallets = [self.wallet(p) for p in round_.active]
         for wallet in wallets:
             wallet.settle(round_id, outcome.coins[wallet.player_id])
-        self.save(round_, table, *wallets)
-        return RevealResult(round_, outcome)
+        recordings = self.save(round_, table, *wallets)
+        return RevealResult(round_, round_result(round_), recordings[-1].notification.id)
 
     def overdue(self, round_ids: Sequence[str]) -> list[str]:
         """Of these rounds, those past their deadline and not over (R10.3)."""
@@ -377,6 +379,14 @@ class Thirteen(Application[UUID]):
             if round_ is not None and not round_.ended and now >= round_.deadline:
                 found.append(round_id)
         return found
+
+    def max_position(self) -> int:
+        """The position of the newest stored event (0 when there is none)."""
+        return self.recorder.max_notification_id() or 0
+
+    def load(self, aggregate_id: UUID, version: int) -> Any:
+        """An aggregate as it was at ``version``."""
+        return self.repository.get(aggregate_id, version=version)
 
     def events_after(self, position: int, limit: int = 500) -> list[tuple[int, Any]]:
         """Stored events after a position in the log, with their positions."""

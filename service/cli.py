@@ -128,6 +128,86 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rounds(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(
+            f"rounds must be a whole number from 1 to 100, got {text!r}"
+        )
+    return int(text)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Four bots play a few rounds through the gRPC API, narrated."""
+    from service.demo import main as demo
+
+    return demo(args.address, args.rounds, args.seed)
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr (a terminal redraws it; a log gets a few lines)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+
+    def __call__(self, position: int, last: int) -> None:
+        share = 1.0 if last <= 0 else min(position / last, 1.0)
+        percent = int(share * 100)
+        if percent == self.shown or (not self.tty and percent % 10 and percent != 100):
+            return
+        self.shown = percent
+        bar = "#" * (percent // 4) + "." * (25 - percent // 4)
+        end = "\r" if self.tty and percent < 100 else "\n"
+        print(
+            f"{self.label} [{bar}] {percent:3d}% ({position}/{last})",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    """Drop the views and replay the whole event log into them."""
+    import time
+
+    from projections.projector import rebuild
+    from service.storage import StoreConfigError, open_app, open_views
+
+    try:
+        app = open_app(Path(args.data))
+    except StoreConfigError as error:
+        print(f"thirteen projections rebuild: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:
+        print(
+            f"thirteen projections rebuild: cannot open the event store: {error}", file=sys.stderr
+        )
+        return 1
+    store, leadership = open_views(app)
+    if not leadership.acquire():
+        print(
+            "thirteen projections rebuild: a running server is keeping the views; stop "
+            "every server on this store first",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        started = time.perf_counter()
+        count = rebuild(app, store, _ProgressBar("rebuilding views"))
+        seconds = time.perf_counter() - started
+        print(
+            f"rebuilt the views from {count} events in {seconds:.1f} s "
+            f"({count / seconds if seconds else 0:,.0f} events/s)",
+            file=sys.stderr,
+        )
+    finally:
+        leadership.release()
+        store.close()
+        app.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -157,6 +237,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=_serve)
+    projections = commands.add_parser("projections", help="maintain the read models")
+    tasks = projections.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    rebuild = tasks.add_parser("rebuild", help="drop the views and replay the whole log")
+    rebuild.add_argument(
+        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+    )
+    rebuild.set_defaults(run=_rebuild)
+    demo = commands.add_parser(
+        "demo", help="four bots play a few rounds against a server (or one started for the demo)"
+    )
+    demo.add_argument(
+        "--address",
+        type=_address,
+        default=None,
+        help="HOST:PORT of a running server (default: start one on a temporary SQLite store)",
+    )
+    demo.add_argument("--rounds", type=_rounds, default=3, help="rounds to play (default 3)")
+    demo.add_argument(
+        "--seed", default=None, help="seeds the client seeds and the foul draft (default random)"
+    )
+    demo.set_defaults(run=_demo)
     return parser
 
 

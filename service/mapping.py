@@ -7,14 +7,16 @@ Hidden information lives here too: before a round is over a viewer sees only the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from domain.cards import Card, format_cards, parse_card
+from domain.cards import Card, parse_card
 from domain.errors import CardError
-from domain.round import Outcome, Round
+from domain.results import RoundResult, round_result
+from domain.round import Round
 from domain.ruleset import Ruleset, resolve
 from domain.table import Table
 from service._generated.thirteen.v1 import table_pb2 as pb
@@ -136,54 +138,20 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
         "server_seed": round_.server_seed or "",
     }
     if round_.revealed:
-        fields["result"] = pb.RoundResult(**result_fields(round_, round_.outcome()))
+        fields["result"] = pb.RoundResult(**result_fields(round_result(round_)))
     return fields
 
 
-def result_fields(round_: Round, outcome: Outcome) -> dict[str, Any]:
-    """The fields of ``RoundResult`` (and ``RevealResponse``)."""
-    players = []
-    for score in outcome.score.players:
-        play = round_.play_of(score.player_id)
-        piles: Sequence[Sequence[Card]] = ((), (), ())
-        if play.arrangement is not None:
-            piles = play.arrangement.piles
-        elif play.split is not None:
-            piles = (play.split.front, play.split.middle, play.split.back)
-        players.append(
-            pb.PlayerResult(
-                player_id=score.player_id,
-                points=score.points,
-                coins=outcome.coins[score.player_id],
-                foul=score.foul,
-                foul_reason=score.foul_reason or "",
-                special=score.special.id if score.special else "",
-                front=format_cards(piles[0]),
-                middle=format_cards(piles[1]),
-                back=format_cards(piles[2]),
-                cards=round_.hands[score.player_id],
-            )
-        )
-    pairs = [
-        pb.PairResult(
-            a=p.a,
-            b=p.b,
-            points=p.points,
-            piles=list(p.piles),
-            scoop=p.scoop,
-            home_run=p.home_run,
-            explanation=p.explanation,
-        )
-        for p in outcome.score.pairs
-    ]
+def result_fields(result: RoundResult) -> dict[str, Any]:
+    """The fields of ``RoundResult`` (and of ``RevealResponse`` and ``GetRoundResultResponse``)."""
     fields: dict[str, Any] = {
-        "round_id": round_.round_id,
-        "server_seed": round_.server_seed or "",
-        "players": players,
-        "pairs": pairs,
-        "base_stake": round_.base_stake,
-        "table_id": round_.table_id,
+        "round_id": result.round_id,
+        "server_seed": result.server_seed,
+        "players": [pb.PlayerResult(**asdict(p)) for p in result.players],
+        "pairs": [pb.PairResult(**asdict(p)) for p in result.pairs],
+        "base_stake": result.base_stake,
+        "table_id": result.table_id,
     }
-    if round_.ended_at is not None:
-        fields["revealed_at"] = timestamp(round_.ended_at)
+    if result.revealed_at is not None:
+        fields["revealed_at"] = timestamp(result.revealed_at)
     return fields

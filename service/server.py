@@ -13,9 +13,13 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from projections.projector import Projector
+from projections.store import ViewStore
 from service._generated.thirteen.v1 import (
     diagnostics_pb2,
     diagnostics_pb2_grpc,
+    results_pb2,
+    results_pb2_grpc,
     table_pb2,
     table_pb2_grpc,
     wallet_pb2,
@@ -23,12 +27,14 @@ from service._generated.thirteen.v1 import (
 )
 from service.application import Thirteen
 from service.follower import LogFollower
+from service.results_api import ResultsServicer
 from service.servicers import (
     DiagnosticsServicer,
     Runner,
     TableServicer,
     WalletServicer,
 )
+from service.storage import open_views
 from service.sweeper import DeadlineSweeper
 from service.watch import WatchHub
 
@@ -39,6 +45,7 @@ SERVICE_NAMES = [
     wallet_pb2.DESCRIPTOR.services_by_name["WalletService"].full_name,
     table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name,
+    results_pb2.DESCRIPTOR.services_by_name["ResultsService"].full_name,
 ]
 
 
@@ -52,6 +59,8 @@ class Running:
     health: health.aio.HealthServicer
     follower: LogFollower
     sweeper: DeadlineSweeper
+    projector: Projector
+    views: ViewStore
     executor: ThreadPoolExecutor
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -64,7 +73,9 @@ class Running:
         await self.server.stop(grace)
         self.sweeper.stop()
         self.follower.stop()
+        self.projector.stop()
         self.executor.shutdown(wait=True)
+        self.views.close()
         self.app.close()
 
 
@@ -90,6 +101,12 @@ async def start(
     wallet_pb2_grpc.add_WalletServiceServicer_to_server(WalletServicer(app, run), server)
     table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app, run, hub), server)
     diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(DiagnosticsServicer(run), server)
+    views, leadership = open_views(app)
+    projector = Projector(app, views, leadership=leadership, interval=poll_interval)
+    app.listeners.append(projector.poke)
+    results_pb2_grpc.add_ResultsServiceServicer_to_server(
+        ResultsServicer(app, views, projector, run), server
+    )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -103,10 +120,13 @@ async def start(
     follower.listeners += [sweeper.on_event, hub.on_event]
     follower.start()
     sweeper.start()
+    projector.start()
     await server.start()
     for name in ["", *SERVICE_NAMES]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Running(server, port, app, health_servicer, follower, sweeper, executor)
+    return Running(
+        server, port, app, health_servicer, follower, sweeper, projector, views, executor
+    )
 
 
 async def serve_forever(app: Thirteen, address: str, *, on_started: object = None) -> None:

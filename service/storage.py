@@ -8,6 +8,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from psycopg.conninfo import make_conninfo
+
+from projections.projector import AdvisoryLock, FileLock, Leadership
+from projections.store import ViewStore
 from service.application import Thirteen
 from service.clock import Clock
 
@@ -84,6 +88,27 @@ def protect(app: Thirteen) -> None:
                 f'CREATE TRIGGER "{name}" BEFORE {when} ON {prefix}"{table}" '
                 f"FOR EACH {level} EXECUTE FUNCTION {prefix}thirteen_refuse_change()"
             )
+
+
+def open_views(app: Thirteen) -> tuple[ViewStore, Leadership]:
+    """The views beside the event store: a SQLite file of their own next to the events, or
+    tables in the same PostgreSQL schema with one projector elected among the replicas."""
+    if app.env.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
+        events = Path(app.env.get("SQLITE_DBNAME") or "")
+        return ViewStore(path=events.parent / "views.sqlite"), FileLock(
+            events.parent / "views.lock"
+        )
+    settings = {
+        "host": app.env.get("POSTGRES_HOST") or "",
+        "port": app.env.get("POSTGRES_PORT") or "",
+        "user": app.env.get("POSTGRES_USER") or "",
+        "dbname": app.env.get("POSTGRES_DBNAME") or "",
+        "password": app.env.get("POSTGRES_PASSWORD") or "",
+    }
+    settings = {k: v for k, v in settings.items() if v}
+    schema = app.env.get("POSTGRES_SCHEMA") or ""
+    lock = AdvisoryLock(make_conninfo("", **settings), schema or settings.get("dbname", ""))
+    return ViewStore(postgres={**settings, "schema": schema}), lock
 
 
 def open_app(

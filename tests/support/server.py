@@ -11,6 +11,7 @@ import grpc
 
 from service._generated.thirteen.v1 import (
     diagnostics_pb2_grpc,
+    results_pb2_grpc,
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
@@ -29,13 +30,15 @@ class ServerThread:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.running: Running = self._call(start(self.app, "127.0.0.1:0", sweep_interval=0.05,
-                                                 poll_interval=0.05))
+        self.running: Running = self._call(
+            start(self.app, "127.0.0.1:0", sweep_interval=0.05, poll_interval=0.05)
+        )
         self.address = f"127.0.0.1:{self.running.port}"
         self.channel = grpc.insecure_channel(self.address)
         self.wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
         self.tables = table_pb2_grpc.TableServiceStub(self.channel)
         self.diagnostics = diagnostics_pb2_grpc.DiagnosticsServiceStub(self.channel)
+        self.results = results_pb2_grpc.ResultsServiceStub(self.channel)
 
     def _call(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=30)

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-PG = {"host": os.environ.get("POSTGRES_HOST", "127.0.0.1"),
-      "port": os.environ.get("POSTGRES_PORT", "5432"),
-      "user": os.environ.get("POSTGRES_USER", "postgres"),
-      "dbname": os.environ.get("THIRTEEN_TEST_POSTGRES_DBNAME", "test")}
+PG = {
+    "host": os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+    "port": os.environ.get("POSTGRES_PORT", "5432"),
+    "user": os.environ.get("POSTGRES_USER", "postgres"),
+    "dbname": os.environ.get("THIRTEEN_TEST_POSTGRES_DBNAME", "test"),
+}
 
 
 def _connect():  # type: ignore[no-untyped-def]
@@ -51,9 +53,14 @@ def store_environ(kind: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     with _connect() as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     try:
-        yield {"THIRTEEN_STORE": "postgres", "POSTGRES_HOST": PG["host"],
-               "POSTGRES_PORT": str(PG["port"]), "POSTGRES_USER": PG["user"],
-               "POSTGRES_DBNAME": PG["dbname"], "POSTGRES_SCHEMA": schema}
+        yield {
+            "THIRTEEN_STORE": "postgres",
+            "POSTGRES_HOST": PG["host"],
+            "POSTGRES_PORT": str(PG["port"]),
+            "POSTGRES_USER": PG["user"],
+            "POSTGRES_DBNAME": PG["dbname"],
+            "POSTGRES_SCHEMA": schema,
+        }
     finally:
         with _connect() as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

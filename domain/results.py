@@ -1,0 +1,91 @@
+"""A round's result as plain data: what ``Reveal`` answers, what the results view stores and
+what the audit compares. Built from the round's own events only (R6, R9)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from domain.cards import format_cards
+
+if TYPE_CHECKING:
+    from domain.round import Round
+
+
+@dataclass(frozen=True)
+class PlayerResult:
+    player_id: str
+    points: int
+    coins: int
+    foul: bool
+    foul_reason: str
+    special: str
+    front: list[str]
+    middle: list[str]
+    back: list[str]
+    cards: list[str]
+
+
+@dataclass(frozen=True)
+class PairResult:
+    a: str
+    b: str
+    points: int
+    piles: list[int]
+    scoop: bool
+    home_run: bool
+    explanation: str
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    round_id: str
+    table_id: str
+    server_seed: str
+    base_stake: int
+    revealed_at: datetime | None
+    players: list[PlayerResult]
+    pairs: list[PairResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["revealed_at"] = self.revealed_at.isoformat() if self.revealed_at else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundResult:
+        revealed = data.get("revealed_at")
+        return cls(
+            round_id=data["round_id"], table_id=data["table_id"],
+            server_seed=data["server_seed"], base_stake=data["base_stake"],
+            revealed_at=datetime.fromisoformat(revealed) if revealed else None,
+            players=[PlayerResult(**p) for p in data["players"]],
+            pairs=[PairResult(**p) for p in data["pairs"]],
+        )
+
+
+def round_result(round_: Round) -> RoundResult:
+    """The showdown of a revealed round, recomputed from its events (R9.3)."""
+    outcome = round_.outcome()
+    players = []
+    for score in outcome.score.players:
+        play = round_.play_of(score.player_id)
+        piles: tuple[Any, Any, Any] = ((), (), ())
+        if play.arrangement is not None:
+            piles = play.arrangement.piles  # type: ignore[assignment]
+        elif play.split is not None:
+            piles = (play.split.front, play.split.middle, play.split.back)
+        players.append(PlayerResult(
+            player_id=score.player_id, points=score.points,
+            coins=outcome.coins[score.player_id], foul=score.foul,
+            foul_reason=score.foul_reason or "",
+            special=score.special.id if score.special else "",
+            front=format_cards(piles[0]), middle=format_cards(piles[1]),
+            back=format_cards(piles[2]), cards=list(round_.hands[score.player_id])))
+    pairs = [PairResult(a=p.a, b=p.b, points=p.points, piles=list(p.piles), scoop=p.scoop,
+                        home_run=p.home_run, explanation=p.explanation)
+             for p in outcome.score.pairs]
+    return RoundResult(round_id=round_.round_id, table_id=round_.table_id,
+                       server_seed=round_.server_seed or "", base_stake=round_.base_stake,
+                       revealed_at=round_.ended_at, players=players, pairs=pairs)

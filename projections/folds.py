@@ -1,0 +1,187 @@
+"""The views as pure folds over events: an event in, view records out.
+
+The same fold serves the live projector, a rebuild and the audit, so there is one truth. It
+keeps the rounds in progress in memory by replaying their events onto the Round aggregate (the
+aggregate is itself a fold); a round dealt before a restart is loaded through ``load_round``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from domain.results import RoundResult, round_result
+from domain.round import Round
+from domain.wallet import Wallet
+
+EXTERNAL = "external"
+"""The ledger account on the other side of credits and debits."""
+
+
+@dataclass(frozen=True)
+class Leg:
+    account: str
+    amount: int
+
+
+@dataclass(frozen=True)
+class Journal:
+    """One balanced transaction (Σ legs = 0): a credit, a debit, a round's settlement or an
+    escape penalty with its shares."""
+
+    kind: str
+    round_id: str
+    transfer_id: str
+    at: datetime
+    legs: tuple[Leg, ...]
+
+
+@dataclass(frozen=True)
+class PlayerLine:
+    """One player's part in one revealed round, for statistics and leaderboards."""
+
+    round_id: str
+    table_id: str
+    player_id: str
+    seat: int
+    points: int
+    coins: int
+    foul: bool
+    special: str
+    piles_won: int
+    scoops: int
+    home_run: bool
+    at: datetime
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """A finished round for the results view and the table history."""
+
+    round_id: str
+    table_id: str
+    number: int
+    outcome: str  # "revealed" or "abandoned"
+    base_stake: int
+    ruleset: dict[str, Any]
+    dealt_at: datetime
+    ended_at: datetime
+    server_seed: str
+    result: RoundResult | None
+    players: tuple[PlayerLine, ...] = ()
+
+
+Record = Journal | RoundRecord
+RoundLoader = Callable[[UUID, int], Round]
+
+
+@dataclass
+class ViewFold:
+    open_rounds: dict[UUID, Round] = field(default_factory=dict)
+
+    def apply(self, event: Any, load_round: RoundLoader | None = None) -> list[Record]:
+        if isinstance(event, Wallet.Credited | Wallet.Debited):
+            return [self._transfer(event)]
+        if isinstance(event, Round.Event):
+            return self._round_event(event, load_round)
+        return []
+
+    @staticmethod
+    def _transfer(event: Wallet.Credited | Wallet.Debited) -> Journal:
+        credit = isinstance(event, Wallet.Credited)
+        amount = event.amount if credit else -event.amount
+        return Journal(
+            "credit" if credit else "debit",
+            "",
+            event.transfer_id,
+            event.timestamp,
+            (Leg(event.player_id, amount), Leg(EXTERNAL, -amount)),
+        )
+
+    def _round_event(self, event: Any, load_round: RoundLoader | None) -> list[Record]:
+        if isinstance(event, Round.Dealt):
+            dealt = event.mutate(None)
+            assert isinstance(dealt, Round)
+            self.open_rounds[event.originator_id] = dealt
+            return []
+        round_: Round | None = self.open_rounds.get(event.originator_id)
+        if round_ is None:
+            if load_round is None:
+                raise LookupError(
+                    f"round {event.originator_id} was dealt before the fold "
+                    "started and no loader was given"
+                )
+            round_ = load_round(event.originator_id, event.originator_version - 1)
+        round_ = event.mutate(round_)
+        assert isinstance(round_, Round)
+        if isinstance(event, Round.PlayerEscaped):
+            self.open_rounds[event.originator_id] = round_
+            legs = tuple(Leg(p, amount) for p, amount in event.transfers.items())
+            return [Journal("escape_penalty", round_.round_id, "", event.at, legs)]
+        if isinstance(event, Round.Revealed | Round.Abandoned):
+            del self.open_rounds[event.originator_id]
+            return self._ended(round_, event)
+        self.open_rounds[event.originator_id] = round_
+        return []
+
+    @staticmethod
+    def _ended(round_: Round, event: Any) -> list[Record]:
+        base = dict(
+            round_id=round_.round_id,
+            table_id=round_.table_id,
+            number=round_.number,
+            base_stake=round_.base_stake,
+            ruleset=round_.ruleset_data,
+            dealt_at=round_.dealt_at,
+            ended_at=event.at,
+            server_seed=round_.server_seed or "",
+        )
+        if isinstance(event, Round.Abandoned):
+            return [RoundRecord(outcome="abandoned", result=None, **base)]
+        result = round_result(round_)
+        lines = tuple(
+            _player_line(round_, result, p.player_id, seat, event.at)
+            for seat, p in enumerate(result.players)
+        )
+        settlement = Journal(
+            "settlement",
+            round_.round_id,
+            "",
+            event.at,
+            tuple(Leg(p, c) for p, c in event.coins.items()),
+        )
+        record = RoundRecord(outcome="revealed", result=result, players=lines, **base)
+        return [record, settlement]
+
+
+def _player_line(
+    round_: Round, result: RoundResult, player: str, seat: int, at: datetime
+) -> PlayerLine:
+    me = next(p for p in result.players if p.player_id == player)
+    piles_won = scoops = 0
+    home_run = False
+    for pair in result.pairs:
+        if player not in (pair.a, pair.b):
+            continue
+        sign = 1 if pair.a == player else -1
+        piles_won += sum(1 for pile in pair.piles if pile * sign > 0)
+        if pair.scoop and pair.points * sign > 0:
+            scoops += 1
+            home_run = home_run or pair.home_run
+    return PlayerLine(
+        round_.round_id,
+        round_.table_id,
+        player,
+        seat,
+        me.points,
+        me.coins,
+        me.foul,
+        me.special,
+        piles_won,
+        scoops,
+        home_run,
+        at,
+    )

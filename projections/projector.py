@@ -1,0 +1,230 @@
+"""Keeps the views up to date: reads the event log after the views' tracking position, folds
+the events, and writes the records and the new position in one transaction (exactly once).
+
+On PostgreSQL, replicas elect one projector with an advisory lock held on a connection of its
+own; when that process dies its connection closes, the lock is released, and another replica's
+projector takes over from the tracking position.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+from uuid import UUID
+
+import structlog
+
+from projections.folds import Record, ViewFold
+from projections.store import StaleBatch, ViewStore
+
+log = structlog.get_logger("thirteen.projector")
+
+
+class EventSource(Protocol):
+    def events_after(self, position: int, limit: int = ...) -> list[tuple[int, Any]]: ...
+
+    def max_position(self) -> int: ...
+
+    def load(self, aggregate_id: UUID, version: int) -> Any: ...
+
+
+class Leadership(Protocol):
+    def acquire(self) -> bool:
+        """Try to become (or stay) the one projector; True while leading."""
+        ...
+
+    def release(self) -> None: ...
+
+
+class Solo:
+    """A single process owns the views (SQLite): always the leader."""
+
+    def acquire(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+
+class FileLock:
+    """One process keeps the SQLite views: an exclusive lock on a file beside them, released
+    by the operating system when the process ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: Any = None
+
+    def acquire(self) -> bool:
+        if self._file is not None:
+            return True
+        handle = open(self.path, "a+")  # noqa: SIM115 (held open for the lock's lifetime)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        self._file = handle
+        return True
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+
+class AdvisoryLock:
+    """PostgreSQL session advisory lock, keyed by the schema, on a dedicated connection."""
+
+    def __init__(self, conninfo: str, scope: str) -> None:
+        self.conninfo = conninfo
+        self.key = int.from_bytes(
+            hashlib.sha256(f"thirteen-views:{scope}".encode()).digest()[:8], "big", signed=True
+        )
+        self._conn: Any = None
+
+    def acquire(self) -> bool:
+        import psycopg
+
+        try:
+            if self._conn is not None:
+                self._conn.execute("SELECT 1")  # still connected, so still holding the lock
+                return True
+            conn = psycopg.connect(self.conninfo, autocommit=True)
+            ((got,),) = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchall()
+            if got:
+                self._conn = conn
+                log.info("projector_leading")
+                return True
+            conn.close()
+        except Exception as error:
+            log.warning("projector_lock_lost", error=str(error))
+            self.release()
+        return False
+
+    def release(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):  # already closed or broken: the lock is gone
+                self._conn.close()
+            self._conn = None
+
+
+class Projector:
+    def __init__(
+        self,
+        source: EventSource,
+        store: ViewStore,
+        *,
+        leadership: Leadership | None = None,
+        interval: float = 0.1,
+        batch: int = 2000,
+    ) -> None:
+        self.source = source
+        self.store = store
+        self.leadership = leadership or Solo()
+        self.interval = interval
+        self.batch = batch
+        self.fold = ViewFold()
+        self._balances: dict[str, int] | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="projector", daemon=True)
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def _load(self, aggregate_id: UUID, version: int) -> Any:
+        return self.source.load(aggregate_id, version)
+
+    def run_once(self, progress: Callable[[int], None] | None = None) -> int:
+        """Project every event stored after the views' position; returns how many."""
+        done = 0
+        while True:
+            start = self.store.position()
+            events = self.source.events_after(start, self.batch)
+            if not events:
+                return done
+            if self._balances is None:
+                self._balances = self.store.balances()
+            records: list[tuple[int, Record]] = []
+            for position, event in events:
+                records.extend((position, r) for r in self.fold.apply(event, self._load))
+            balances = dict(self._balances)
+            try:
+                self.store.write(records, start, events[-1][0], balances)
+            except StaleBatch:
+                self._reset()
+                continue
+            except BaseException:
+                self._reset()
+                raise
+            self._balances = balances
+            done += len(events)
+            if progress is not None:
+                progress(events[-1][0])
+
+    def _reset(self) -> None:
+        """Forget what may be ahead of or behind the stored views."""
+        self.fold = ViewFold()
+        self._balances = None
+
+    def wait(self, position: int, timeout: float) -> bool:
+        """Until the views include every event up to ``position`` (read-your-writes)."""
+        deadline = time.monotonic() + timeout
+        pause = 0.002
+        while self.store.position() < position:
+            if time.monotonic() >= deadline:
+                return False
+            self.poke()
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        return True
+
+    def start(self) -> None:
+        self.store.create()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=10)
+        self.leadership.release()
+
+    def _run(self) -> None:
+        leading = False
+        while not self._stop.is_set():
+            try:
+                now_leading = self.leadership.acquire()
+                if now_leading and not leading:
+                    self._reset()
+                leading = now_leading
+                if leading:
+                    self.run_once()
+            except Exception:
+                log.exception("projection_failed")
+                self._reset()
+                self._stop.wait(1.0)
+                with contextlib.suppress(Exception):  # e.g. the tables were dropped by a rebuild
+                    self.store.create()
+            self._wake.wait(self.interval if leading else 1.0)
+            self._wake.clear()
+
+
+def rebuild(
+    source: EventSource, store: ViewStore, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Drop the views and replay the whole log into them; returns the events replayed.
+    ``progress(position, last)`` is told how far it has got."""
+    store.drop()
+    store.create()
+    last = source.max_position()
+    projector = Projector(source, store, batch=5000)
+    return projector.run_once(
+        progress=(lambda position: progress(position, last)) if progress else None
+    )

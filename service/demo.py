@@ -1,0 +1,480 @@
+"""``thirteen demo``: four bots play a few rounds through the real gRPC API, narrated for a
+person at a terminal.
+
+The bots are plain clients of the public stubs: they credit coins, open a table, sit down, and
+each round deal with a client seed, arrange with the suggestion helper (declaring ``any`` when the
+cards hold a special, R5.4), reveal, read their balances and check that the deal was fair (R12.6).
+Without an address the demo serves itself, in-process, on a temporary SQLite store.
+
+Exit status: 0 when every round was played and verified fair; 1 when the service cannot be
+reached, refuses a call, or fails the fairness check, with one line on stderr saying which.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import secrets
+import sys
+import tempfile
+import textwrap
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import grpc
+
+from domain.arrangement import Arrangement
+from domain.cards import by_strength, format_cards, parse_cards
+from domain.ruleset import Ruleset
+from domain.shuffle import deal, verify_commitment
+from domain.specials import Qualification, Special
+from domain.suggest import Suggestion, suggest
+from service import mapping
+from service._generated.thirteen.v1 import (
+    table_pb2,
+    table_pb2_grpc,
+    wallet_pb2,
+    wallet_pb2_grpc,
+)
+
+BOTS = ("alice", "bob", "carol", "dave")
+CREDIT = 1000  # a balance of 480–4,799 plays at base 10 (R8.2)
+CALL_TIMEOUT = 10.0  # seconds; every call of the demo is answered in milliseconds
+FOUL_ROUND = 2  # the round in which one bot submits a foul draft (the last, with fewer rounds)
+EXIT_FAILED = 1
+WIDTH = 100
+RED_SUITS = frozenset("♥♦")
+CLAUSE = re.compile(r"; |(?<=\.) ")  # between piles, and between sentences
+
+
+class DemoFailed(Exception):
+    """The demo cannot go on; the message is the one line for stderr."""
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Screen:
+    """Where the narration goes; on a colour terminal headings are bold and red suits red."""
+
+    out: TextIO
+    colour: bool = False
+
+    def line(self, text: str = "", indent: int = 0) -> None:
+        self.out.write(" " * indent + text + "\n")
+
+    def heading(self, text: str) -> None:
+        self.line()
+        self.line(f"\033[1m{text}\033[0m" if self.colour else text)
+
+    def cards(self, cards: Sequence[str]) -> str:
+        """Two-letter cards (R1.2) for people, in the given order: ``A♠ K♥``."""
+        symbols = [card.symbol() for card in parse_cards(cards)]
+        if self.colour:
+            symbols = [f"\033[31m{s}\033[0m" if s[-1] in RED_SUITS else s for s in symbols]
+        return " ".join(symbols)
+
+    def hand(self, cards: Sequence[str]) -> str:
+        """Cards highest rank first."""
+        return self.cards(format_cards(by_strength(parse_cards(cards))))
+
+    def piles(self, piles: Any) -> str:
+        """``front | middle | back`` of a message with those three fields."""
+        return " | ".join(self.cards(list(getattr(piles, p))) for p in ("front", "middle", "back"))
+
+
+def _colour(out: TextIO) -> bool:
+    return out.isatty() and "NO_COLOR" not in os.environ
+
+
+def _signed(value: int) -> str:
+    return f"{value:+d}" if value else "0"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+# --- the API, as a client sees it ---------------------------------------------------------------
+
+
+class Api:
+    """The public stubs; each call has a deadline, and a failed call becomes one readable line."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.channel = grpc.insecure_channel(address)
+        self._wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
+        self._tables = table_pb2_grpc.TableServiceStub(self.channel)
+
+    def wallet(self, method: str, request: Any) -> Any:
+        return self._call(self._wallets, method, request)
+
+    def table(self, method: str, request: Any) -> Any:
+        return self._call(self._tables, method, request)
+
+    def _call(self, stub: Any, method: str, request: Any) -> Any:
+        try:
+            return getattr(stub, method)(request, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            raise DemoFailed(self._explain(method, error)) from None
+
+    def _explain(self, method: str, error: grpc.RpcError) -> str:
+        code, details = error.code(), error.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return (
+                f"cannot reach a thirteen server at {self.address} ({details.split(';')[0]});"
+                " is `thirteen serve` (or `make run`) running there? Without --address the demo"
+                " starts a server of its own"
+            )
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"the server at {self.address} did not answer {method} in {CALL_TIMEOUT:g} s"
+        return f"the server refused {method}: {code.name}: {details}"
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+# --- an in-process server -----------------------------------------------------------------------
+
+
+@contextmanager
+def local_server() -> Iterator[str]:
+    """Serve on 127.0.0.1:0 from a temporary SQLite store on an event loop thread; yield the
+    address, then stop gracefully and delete the store."""
+    from service import logging as service_logging
+    from service.server import start
+    from service.storage import open_app
+
+    service_logging.configure("error")  # the narration is the output, not the server's log
+    with tempfile.TemporaryDirectory(prefix="thirteen-demo-") as data:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="demo-server", daemon=True)
+        thread.start()
+        try:
+            app = open_app(Path(data), environ={"THIRTEEN_STORE": "sqlite"})
+            running = asyncio.run_coroutine_threadsafe(start(app, "127.0.0.1:0"), loop).result()
+        except Exception as error:  # a store or a port we cannot have
+            _stop_loop(loop, thread)
+            raise DemoFailed(f"cannot start a local server: {error}") from None
+        try:
+            yield f"127.0.0.1:{running.port}"
+        finally:
+            asyncio.run_coroutine_threadsafe(running.stop(grace=1), loop).result(timeout=30)
+            _stop_loop(loop, thread)
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    loop.close()
+
+
+# --- the game -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Game:
+    """One demo run: its table, its players and what the bots know."""
+
+    api: Api
+    screen: Screen
+    rng: random.Random
+    tag: str
+    players: list[str] = field(default_factory=list)
+    balances: dict[str, int] = field(default_factory=dict)
+    table_id: str = ""
+    rules: Ruleset = field(default_factory=Ruleset)
+    verified: int = 0
+
+    @property
+    def name_width(self) -> int:
+        return max(len(p) for p in self.players)
+
+
+def set_up(game: Game) -> None:
+    """Credit four wallets, open a table (printing its ruleset), seat everyone."""
+    game.players = [f"{name}-{game.tag}" for name in BOTS]
+    game.table_id = f"demo-{game.tag}"
+    game.screen.heading("Setting up")
+    for player in game.players:
+        credit(game, player)
+    request = table_pb2.OpenTableRequest(
+        table_id=game.table_id, ruleset="standard", request_id=f"demo-open-{game.tag}"
+    )
+    table = game.api.table("OpenTable", request)
+    game.rules = mapping.ruleset("standard", table.ruleset_parameters)
+    game.screen.line(f"opened table {table.table_id}, ruleset {table.ruleset}:", 2)
+    for text in describe_rules(table.ruleset_parameters):
+        game.screen.line(text, 4)
+    for player in game.players:
+        game.api.table(
+            "SitDown", table_pb2.SitDownRequest(table_id=game.table_id, player_id=player)
+        )
+    game.screen.line(f"seated {', '.join(game.players)}", 2)
+
+
+def credit(game: Game, player: str) -> None:
+    transfer = f"demo-credit-{player}-{len(game.balances)}-{game.balances.get(player, 0)}"
+    request = wallet_pb2.CreditRequest(player_id=player, amount=CREDIT, transfer_id=transfer)
+    game.balances[player] = game.api.wallet("Credit", request).balance
+    game.screen.line(f"credited {CREDIT} coins to {player}: balance {game.balances[player]}", 2)
+
+
+def describe_rules(p: Any) -> list[str]:
+    """The R13 parameters that shape a round, in words."""
+    bonus = p.pile_bonuses
+    bonuses = "by category (R6.1)" if (bonus.front or bonus.middle or bonus.back) else "none"
+    return [
+        f"scoop ×{p.scoop_multiplier}, home run ×{p.home_run_multiplier} more"
+        f" (at {p.home_run_min_players}+ players), pile bonuses: {bonuses}",
+        f"A-2-3-4-5 ranks {p.wheel} among straights; stakes {p.stake_policy.replace('_', ' ')},"
+        f" seat minimum {p.seat_minimum} coins; {p.arrange_seconds} s to arrange",
+    ]
+
+
+def top_up(game: Game) -> None:
+    """Keep every bot at the seat minimum (R8.4) so a long demo is never refused a deal."""
+    for player in game.players:
+        if game.balances[player] < game.rules.seat_minimum:
+            credit(game, player)
+
+
+def play_round(game: Game, number: int, total: int) -> None:
+    """Deal, arrange, reveal, settle and verify one round."""
+    game.screen.heading(f"Round {number} of {total}")
+    top_up(game)
+    shown = game.api.table("GetTable", table_pb2.GetTableRequest(table_id=game.table_id))
+    commitment = shown.next_commitment
+    game.screen.line(f"commitment published before the deal: {commitment}", 2)
+    client_seed = f"{game.rng.getrandbits(32):08x}"
+    game.screen.line(f"our client seed, chosen after seeing it: {client_seed}", 2)
+    request = table_pb2.DealRequest(
+        table_id=game.table_id, client_seed=client_seed, request_id=f"demo-deal-{number}"
+    )
+    dealt = game.api.table("Deal", request)
+    game.screen.line(f"dealt round {dealt.round_id}", 2)
+    game.screen.line(f"base stake: {_plural(dealt.base_stake, 'coin')} per point (R8.3)", 2)
+    hands = {h.player_id: list(h.cards) for h in dealt.hands}
+    show_hands(game, hands)
+    arrange_all(game, dealt.round_id, hands, foul_round=number == min(FOUL_ROUND, total))
+    revealed = game.api.table("Reveal", table_pb2.RevealRequest(round_id=dealt.round_id))
+    show_piles(game, revealed)
+    show_pairs(game, revealed)
+    show_settlement(game, revealed)
+    check_fairness(game, commitment, dealt, revealed.server_seed)
+
+
+def show_hands(game: Game, hands: dict[str, list[str]]) -> None:
+    game.screen.line("hands:", 2)
+    for player in game.players:
+        game.screen.line(f"{player:<{game.name_width}}  {game.screen.hand(hands[player])}", 4)
+
+
+def arrange_all(
+    game: Game, round_id: str, hands: dict[str, list[str]], *, foul_round: bool
+) -> None:
+    """Each bot declares its special (R5.4) or arranges as suggested; in the foul round one bot
+    first submits a foul draft, then corrects it (R4.3)."""
+    game.screen.line("arranging:", 2)
+    suggestions = {p: suggest(parse_cards(hands[p]), game.rules) for p in game.players}
+    fouler = pick_fouler(game, suggestions) if foul_round else None
+    ready = False
+    for player, suggestion in suggestions.items():
+        if suggestion.specials:
+            ready = declare(game, round_id, player, suggestion.specials[0])
+        elif player == fouler:
+            ready = correct_foul_draft(game, round_id, player, suggestion.arrangement)
+        else:
+            ready = arrange_as_suggested(game, round_id, player, suggestion.arrangement)
+    if ready:
+        game.screen.line("everyone has a non-foul arrangement or a declaration (R10.3)", 4)
+
+
+def pick_fouler(game: Game, suggestions: dict[str, Suggestion]) -> str | None:
+    """A bot, chosen by the seed, whose suggestion fouls with middle and back swapped."""
+    candidates = [
+        player
+        for player, s in suggestions.items()
+        if not s.specials and swapped(s.arrangement).foul_reason(game.rules.wheel) is not None
+    ]
+    return game.rng.choice(candidates) if candidates else None
+
+
+def swapped(arrangement: Arrangement) -> Arrangement:
+    return Arrangement(arrangement.front, arrangement.back, arrangement.middle)
+
+
+def submit(game: Game, round_id: str, player: str, piles: Any, special: str = "") -> Any:
+    """One Arrange call; ``piles`` has ``front``, ``middle`` and ``back`` (or is None)."""
+    request = table_pb2.ArrangeRequest(round_id=round_id, player_id=player, special=special)
+    if piles is not None:
+        request.front[:] = format_cards(piles.front)
+        request.middle[:] = format_cards(piles.middle)
+        request.back[:] = format_cards(piles.back)
+    return game.api.table("Arrange", request)
+
+
+def arrange_as_suggested(game: Game, round_id: str, player: str, arrangement: Arrangement) -> bool:
+    response = submit(game, round_id, player, arrangement)
+    if response.foul:  # the helper promises never to foul (domain.suggest)
+        raise DemoFailed(f"the suggestion for {player} was judged a foul: {response.foul_reason}")
+    game.screen.line(f"{player} arranges as the suggestion helper proposes", 4)
+    return bool(response.ready_to_reveal)
+
+
+def correct_foul_draft(game: Game, round_id: str, player: str, arrangement: Arrangement) -> bool:
+    """R4.3: a foul is accepted as a draft and may be replaced until the reveal."""
+    draft = submit(game, round_id, player, swapped(arrangement))
+    game.screen.line(f"{player} submits a foul draft: {draft.foul_reason}", 4)
+    game.screen.line(f"the service accepts it as a draft (foul: {str(draft.foul).lower()})", 6)
+    fixed = submit(game, round_id, player, arrangement)
+    if fixed.foul:
+        raise DemoFailed(f"the correction for {player} is still a foul: {fixed.foul_reason}")
+    game.screen.line(f"{player} corrects it before the reveal (R4.3):", 4)
+    game.screen.line(f"{game.screen.piles(fixed)}  (foul: false)", 6)
+    return bool(fixed.ready_to_reveal)
+
+
+def declare(game: Game, round_id: str, player: str, held: Qualification) -> bool:
+    """R5.4: declare ``any``, with the split when the strongest special is a split pattern
+    (R5.5); the service plays the strongest special the cards hold."""
+    response = submit(game, round_id, player, held.split, special="any")
+    played = Special.from_id(response.special)
+    game.screen.line(
+        f"{player} holds {held.special.id} {held.special.chinese} and declares `any`:"
+        f" the service plays {played.id} ({game.rules.points_of(played)} points)",
+        4,
+    )
+    return bool(response.ready_to_reveal)
+
+
+def show_piles(game: Game, revealed: Any) -> None:
+    game.screen.line("showdown (front | middle | back):", 2)
+    for result in revealed.players:
+        # A special hand that needs no split (R5.5) has no piles: show its thirteen cards.
+        text = game.screen.piles(result) if result.front else game.screen.hand(result.cards)
+        if result.special:
+            text += f"  special: {result.special}"
+        if result.foul:
+            text += f"  FOUL: {result.foul_reason}"
+        game.screen.line(f"{result.player_id:<{game.name_width}}  {text}", 4)
+
+
+def show_pairs(game: Game, revealed: Any) -> None:
+    """Every pair's outcome in the service's words (R6), one pile or sentence a line."""
+    game.screen.line("pairs:", 2)
+    for pair in revealed.pairs:
+        game.screen.line(f"{pair.a} vs {pair.b}", 4)
+        for clause in CLAUSE.split(pair.explanation):
+            for text in textwrap.wrap(
+                clause, WIDTH - 6, break_long_words=False, break_on_hyphens=False
+            ):
+                game.screen.line(text, 6)
+
+
+def show_settlement(game: Game, revealed: Any) -> None:
+    """Points and settled coins (R9), and each balance as the wallet service now reports it."""
+    width = game.name_width
+    game.screen.line(f"settlement at base {revealed.base_stake}:", 2)
+    game.screen.line(f"{'player':<{width}}  {'points':>6}  {'coins':>6}  {'balance':>7}", 4)
+    for result in revealed.players:
+        request = wallet_pb2.GetBalanceRequest(player_id=result.player_id)
+        balance = game.balances[result.player_id] = game.api.wallet("GetBalance", request).balance
+        game.screen.line(
+            f"{result.player_id:<{width}}  {_signed(result.points):>6}"
+            f"  {_signed(result.coins):>6}  {balance:>7}",
+            4,
+        )
+
+
+def check_fairness(game: Game, commitment: str, dealt: Any, server_seed: str) -> None:
+    """R12.6: the revealed seed hashes to the commitment shown before the deal, and the
+    published algorithm reproduces every hand from it."""
+    problems = fairness_problems(commitment, dealt, server_seed)
+    if problems:
+        for problem in problems:
+            game.screen.line(f"!!! fairness: FAILED: {problem}", 2)
+        raise DemoFailed(f"round {dealt.round_id} failed the fairness check: {problems[0]}")
+    game.verified += 1
+    game.screen.line("fairness: verified", 2)
+    game.screen.line(f"server seed revealed: {server_seed}", 4)
+    game.screen.line("its SHA-256 is the commitment shown before the deal", 4)
+    game.screen.line(
+        f'domain.shuffle.deal(seed, "{dealt.client_seed}", round id, 4) reproduces every hand', 4
+    )
+
+
+def fairness_problems(commitment: str, dealt: Any, server_seed: str) -> list[str]:
+    """What does not add up between the commitment, the revealed seed and the dealt hands."""
+    try:
+        seed = bytes.fromhex(server_seed)
+    except ValueError:
+        return [f"the revealed server seed {server_seed!r} is not hex"]
+    problems = []
+    if not verify_commitment(seed, commitment):
+        problems.append(f"SHA-256 of the revealed seed is not the commitment {commitment}")
+    if dealt.commitment != commitment:
+        problems.append(f"the round used commitment {dealt.commitment}, not {commitment}")
+    seats = [p.player_id for p in sorted(dealt.players, key=lambda p: p.seat)]
+    hands = {h.player_id: list(h.cards) for h in dealt.hands}
+    recomputed = deal(seed, dealt.client_seed, dealt.round_id, len(seats))
+    for player, cards in zip(seats, recomputed, strict=True):
+        if hands.get(player) != format_cards(cards):
+            problems.append(f"the hand dealt to {player} is not the one the seeds give")
+    return problems
+
+
+def finish(game: Game) -> None:
+    """Stand everyone up (between rounds: no penalty, R10.5) and sum up."""
+    for player in game.players:
+        game.api.table(
+            "StandUp", table_pb2.StandUpRequest(table_id=game.table_id, player_id=player)
+        )
+    game.screen.heading("Done")
+    game.screen.line(
+        f"{_plural(game.verified, 'round')} played at table {game.table_id}, every deal verified"
+        " fair; the bots have left the table.",
+        2,
+    )
+
+
+def play(address: str, where: str, rounds: int, seed: str, out: TextIO) -> None:
+    """The whole demo against the server at ``address``."""
+    screen = Screen(out, colour=_colour(out))
+    screen.line(f"thirteen demo: four bots play {_plural(rounds, 'round')} (seed {seed})")
+    screen.line(f"server: {where}")
+    api = Api(address)
+    try:
+        # A fresh tag each run gives fresh players, so one server can host any number of demos.
+        game = Game(api, screen, random.Random(seed), tag=secrets.token_hex(2))
+        set_up(game)
+        for number in range(1, rounds + 1):
+            play_round(game, number, rounds)
+        finish(game)
+    finally:
+        api.close()
+
+
+def main(address: str | None, rounds: int, seed: str | None, out: TextIO = sys.stdout) -> int:
+    """Run the demo; a problem is one line on stderr and exit status 1."""
+    seed = seed if seed is not None else secrets.token_hex(4)
+    try:
+        if address is not None:
+            play(address, address, rounds, seed, out)
+        else:
+            with local_server() as local:
+                where = f"{local}, started for the demo on a temporary SQLite store"
+                play(local, where, rounds, seed, out)
+    except DemoFailed as error:
+        out.flush()
+        print(f"thirteen demo: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0

@@ -1,0 +1,159 @@
+"""``ResultsService``: the read models over gRPC, with read-your-writes on round results."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC
+from typing import Any
+
+from domain.errors import PhaseError, RuleError
+from projections.projector import Projector
+from projections.store import FinishedRound, ViewStore
+from service import mapping
+from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
+from service.application import Thirteen
+from service.errors import Unavailable
+from service.servicers import MAX_PAGE_SIZE, Runner, rpc
+
+DEFAULT_PAGE_SIZE = 50
+CATCH_UP_SECONDS = 5.0
+
+
+def _page(scope: str, page_size: int, page_token: str) -> tuple[int, int]:
+    """AIP-158: (the key to continue after, page size); tokens are opaque and scoped."""
+    if page_size < 0:
+        raise RuleError("page_size must not be negative", field="page_size")
+    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    if not page_token:
+        return 0, size
+    try:
+        data = json.loads(base64.urlsafe_b64decode(page_token.encode()))
+        after = int(data["after"])
+        if data["scope"] != scope or after < 0:
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise RuleError("page_token is not valid for this request", field="page_token") from None
+    return after, size
+
+
+def _token(scope: str, after: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"scope": scope, "after": after}).encode()).decode()
+
+
+class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
+    def __init__(
+        self, app: Thirteen, store: ViewStore, projector: Projector | None, run: Runner
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.projector = projector
+        self.run = run
+
+    def _round_result(self, round_id: str) -> FinishedRound:
+        """The view's round, waiting (bounded) for the views to reach a round the write side
+        has revealed; UNAVAILABLE rather than stale data."""
+        found = self.store.finished_round(round_id)
+        if found is None:
+            round_ = self.app.round(round_id)  # NOT_FOUND for an unknown round
+            if not round_.ended:
+                raise PhaseError(f"round {round_id} is not revealed yet", field="round_id")
+            target = self.app.max_position()
+            if self.projector is None or not self.projector.wait(target, CATCH_UP_SECONDS):
+                raise Unavailable(
+                    f"the results view has not caught up with round {round_id} "
+                    f"within {CATCH_UP_SECONDS:.0f} s; retry shortly"
+                )
+            found = self.store.finished_round(round_id)
+            assert found is not None
+        if found.result is None:
+            raise PhaseError(
+                f"round {round_id} ended without a showdown (R11.3): no result", field="round_id"
+            )
+        return found
+
+    @rpc
+    async def GetRoundResult(self, request: Any, context: Any) -> Any:
+        found = await self.run(self._round_result, request.round_id)
+        assert found.result is not None
+        return results_pb2.GetRoundResultResponse(**mapping.result_fields(found.result))
+
+    @rpc
+    async def ListRoundResults(self, request: Any, context: Any) -> Any:
+        after, size = _page(f"t:{request.table_id}", request.page_size, request.page_token)
+        await self.run(self.app.table, request.table_id)  # NOT_FOUND for an unknown table
+        rounds = await self.run(self.store.table_history, request.table_id, after, size + 1)
+        more = len(rounds) > size
+        rounds = rounds[:size]
+        return results_pb2.ListRoundResultsResponse(
+            rounds=[self._table_round(r) for r in rounds],
+            next_page_token=_token(f"t:{request.table_id}", rounds[-1].number) if more else "",
+        )
+
+    @staticmethod
+    def _table_round(found: FinishedRound) -> Any:
+        message = results_pb2.TableRound(
+            round_id=found.round_id,
+            number=found.number,
+            outcome=found.outcome,
+            base_stake=found.base_stake,
+            ended_at=mapping.timestamp(found.ended_at),
+        )
+        if found.result is not None:
+            message.result.CopyFrom(table_pb2.RoundResult(**mapping.result_fields(found.result)))
+        return message
+
+    @rpc
+    async def ListLedgerEntries(self, request: Any, context: Any) -> Any:
+        after, size = _page(f"p:{request.player_id}", request.page_size, request.page_token)
+        await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
+        entries = await self.run(self.store.ledger, request.player_id, after, size + 1)
+        more = len(entries) > size
+        entries = entries[:size]
+        return results_pb2.ListLedgerEntriesResponse(
+            entries=[
+                results_pb2.LedgerEntry(
+                    entry_id=e.txn_id,
+                    amount=e.amount,
+                    kind=e.kind,
+                    round_id=e.round_id,
+                    transfer_id=e.transfer_id,
+                    balance_after=e.balance_after,
+                    occurred_at=mapping.timestamp(e.at),
+                )
+                for e in entries
+            ],
+            next_page_token=_token(f"p:{request.player_id}", entries[-1].txn_id) if more else "",
+        )
+
+    @rpc
+    async def GetPlayerStats(self, request: Any, context: Any) -> Any:
+        await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
+        stats = await self.run(self.store.player_stats, request.player_id)
+        balance = await self.run(self.store.balance, request.player_id)
+        return results_pb2.GetPlayerStatsResponse(
+            player_id=stats.player_id,
+            rounds_played=stats.rounds_played,
+            net_coins=stats.net_coins,
+            points=stats.points,
+            piles_won=stats.piles_won,
+            scoops=stats.scoops,
+            home_runs=stats.home_runs,
+            fouls=stats.fouls,
+            specials=stats.specials,
+            balance=balance or 0,
+        )
+
+    @rpc
+    async def GetLeaderboard(self, request: Any, context: Any) -> Any:
+        if request.limit < 0:
+            raise RuleError("limit must not be negative", field="limit")
+        limit = min(request.limit or 10, MAX_PAGE_SIZE)
+        since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
+        rows = await self.run(self.store.leaderboard, since, limit)
+        return results_pb2.GetLeaderboardResponse(
+            entries=[
+                results_pb2.LeaderboardEntry(rank=i + 1, player_id=p, net_coins=net)
+                for i, (p, net, _) in enumerate(rows)
+            ]
+        )
