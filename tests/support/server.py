@@ -44,6 +44,8 @@ class ServerThread:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=30)
 
     def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
         self.channel.close()
         self._call(self.running.stop(grace=1))
         self.loop.call_soon_threadsafe(self.loop.stop)

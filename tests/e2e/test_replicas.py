@@ -1,0 +1,138 @@
+"""Several replicas on one PostgreSQL store: exactly one keeps the views, and another takes
+over when it dies (issue 4 §2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from service._generated.thirteen.v1 import (
+    results_pb2,
+    results_pb2_grpc,
+    table_pb2,
+    table_pb2_grpc,
+    wallet_pb2,
+    wallet_pb2_grpc,
+)
+from tests.support.stores import store_environ
+
+SCRIPT = Path(sys.executable).parent / "thirteen"
+
+
+class Replica:
+    """``thirteen serve`` in a process of its own; its JSON log lines are collected."""
+
+    def __init__(self, environ: dict[str, str], data: Path) -> None:
+        self.process = subprocess.Popen(
+            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **environ},
+        )
+        self.lines: list[str] = []
+        self.port = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + 30
+        while not self.port:
+            assert time.monotonic() < deadline, "\n".join(self.lines)
+            assert self.process.poll() is None, "\n".join(self.lines)
+            time.sleep(0.05)
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            if "serving gRPC on" in line:
+                self.port = int(line.split("serving gRPC on ")[1].split()[0].rsplit(":", 1)[1])
+
+    def leading(self) -> bool:
+        return any(
+            json.loads(line).get("event") == "projector_leading"
+            for line in self.lines
+            if line.startswith("{")
+        )
+
+    def stop(self) -> None:
+        self.channel.close()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=20)
+
+
+def _play_round(channel: grpc.Channel, tag: str) -> str:
+    wallets = wallet_pb2_grpc.WalletServiceStub(channel)
+    tables = table_pb2_grpc.TableServiceStub(channel)
+    for p in "AB":
+        wallets.Credit(
+            wallet_pb2.CreditRequest(player_id=f"{tag}{p}", amount=100, transfer_id=f"{tag}{p}")
+        )
+    tables.OpenTable(table_pb2.OpenTableRequest(table_id=tag))
+    for p in "AB":
+        tables.SitDown(table_pb2.SitDownRequest(table_id=tag, player_id=f"{tag}{p}"))
+    dealt = tables.Deal(table_pb2.DealRequest(table_id=tag))
+    return dealt.round_id
+
+
+def _wait_for(predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_one_projector_leads_and_another_takes_over_when_it_is_killed(tmp_path):
+    with store_environ("postgres", tmp_path) as environ:
+        first = Replica(environ, tmp_path / "a")
+        second = Replica(environ, tmp_path / "b")
+        try:
+            _wait_for(lambda: first.leading() or second.leading())
+            time.sleep(1.5)  # the other has tried the lock at least once by now
+            assert first.leading() != second.leading()
+            leader, survivor = (first, second) if first.leading() else (second, first)
+            leader.process.send_signal(signal.SIGKILL)
+            leader.process.wait(timeout=10)
+            # A round that ends now: one of its two players escapes, so it is abandoned (R11.3)
+            # and the new leader must project it.
+            round_id = _play_round(survivor.channel, "after-kill")
+            tables = table_pb2_grpc.TableServiceStub(survivor.channel)
+            tables.StandUp(table_pb2.StandUpRequest(table_id="after-kill", player_id="after-killA"))
+            _wait_for(survivor.leading)
+            results = results_pb2_grpc.ResultsServiceStub(survivor.channel)
+
+            def projected() -> list[str]:
+                return [
+                    r.round_id
+                    for r in results.ListRoundResults(
+                        results_pb2.ListRoundResultsRequest(table_id="after-kill")
+                    ).rounds
+                ]
+
+            _wait_for(lambda: projected() == [round_id])
+        finally:
+            first.stop()
+            second.stop()
+
+
+@pytest.mark.parametrize("kind", ["sqlite"])
+def test_serve_refuses_a_bad_store_setting_with_one_line(kind, tmp_path):
+    done = subprocess.run(
+        [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "THIRTEEN_STORE": "mongo"},
+    )
+    assert done.returncode == 2
+    assert "THIRTEEN_STORE must be one of sqlite, postgres" in done.stderr
+    assert "Traceback" not in done.stderr
