@@ -61,7 +61,9 @@ _CANONICAL: dict[str, Card] = {str(card): card for card in DECK}
 
 def parse_card(text: str) -> Card:
     """R1.2: ``As``, ``td``, ``10h``, ``Q♠`` — rank then suit, either case."""
-    card = None
+    card = _CANONICAL.get(text) if isinstance(text, str) else None
+    if card is not None:
+        return card
     if isinstance(text, str) and len(text.strip()) >= 2:
         stripped = text.strip()
         rank, suit = stripped[:-1].upper(), stripped[-1]

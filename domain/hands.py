@@ -250,3 +250,19 @@ def describe(value: int) -> str:
     if category is Category.TWO_PAIR:
         return f"{category.words}, {_rank_word(ranks[0], True)} and {_rank_word(ranks[1], True)}"
     return f"{category.words}, {_rank_word(ranks[0], True)}"
+
+
+_FRONT_KEY_LENGTH = {Category.THREE_OF_A_KIND: 1, Category.PAIR: 2, Category.HIGH_CARD: 3}
+
+
+def describe_against(value: int, other: int, *, front: bool = False) -> str:
+    """``describe``, plus every deciding rank when the short words would read the same for
+    both piles: ``high card, J-high (J 9 4)`` against ``high card, J-high (J 8 7)``."""
+    text = describe(value)
+    if value == other or text != describe(other):
+        return text
+    category = category_of(value)
+    ranks = tie_ranks(value)
+    if front:
+        ranks = ranks[: _FRONT_KEY_LENGTH[category]]
+    return f"{text} ({' '.join(RANKS[r] for r in ranks)})"

@@ -59,7 +59,8 @@ def declare(
                 field="special",
             )
         best = found[0]
-        return Play(special=best.special, split=split if best.special.is_split else best.split)
+        given = split is not None and best.special.is_split
+        return Play(special=best.special, split=split if given else best.split)
     special = Special.from_id(declared)
     if split is not None and special.is_split:
         if not split_qualifies(special, split):

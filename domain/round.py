@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -168,7 +169,7 @@ class Round(Aggregate):
 
     # Queries ----------------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def ruleset(self) -> Ruleset:
         return Ruleset.from_dict(self.ruleset_data)
 

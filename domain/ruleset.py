@@ -10,9 +10,10 @@ True
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from domain.errors import RuleError, RulesetError
@@ -78,7 +79,7 @@ class Ruleset:
         missing = [f.name for f in fields(cls) if f.name not in data]
         if missing:
             raise RulesetError(f"ruleset is missing parameters: {', '.join(missing)}")
-        return STANDARD.with_overrides(data)
+        return _from_json(json.dumps(data, sort_keys=True))
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Ruleset:
         """This ruleset with parameters replaced one by one, each validated (R13)."""
@@ -190,6 +191,12 @@ _PARSERS: dict[str, Any] = {
     "escape_penalty_multiple": _int(0),
     "arrange_seconds": _int(1),
 }
+
+
+@lru_cache(maxsize=256)
+def _from_json(text: str) -> Ruleset:
+    """Every stored round carries its ruleset; tables share a few, so parse each once."""
+    return STANDARD.with_overrides(json.loads(text))
 
 
 STANDARD = Ruleset()

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.arrangement import PILE_NAMES, foul_reason
-from domain.hands import category_of, describe
+from domain.hands import category_of, describe, describe_against
 from domain.play import Play
 from domain.ruleset import Ruleset
 from domain.specials import Special
@@ -175,7 +175,11 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
 
 def _beats(winner: str, loser: str, pile: str, vw: int, vl: int, worth: int) -> str:
     bonus = f" (worth {worth})" if worth != 1 else ""
-    return f"{winner}'s {pile} ({describe(vw)}) beats {loser}'s {pile} ({describe(vl)}){bonus}"
+    front = pile == "front"
+    return (
+        f"{winner}'s {pile} ({describe_against(vw, vl, front=front)}) beats {loser}'s "
+        f"{pile} ({describe_against(vl, vw, front=front)}){bonus}"
+    )
 
 
 def _home_runners(entries: Sequence[_Entry], pairs: Sequence[_Pair], ruleset: Ruleset) -> set[int]:

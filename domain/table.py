@@ -4,6 +4,7 @@ R12.1)."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -92,7 +93,7 @@ class Table(Aggregate):
         self.current_round: str | None = None
         self.round_ids: list[str] = []
 
-    @property
+    @cached_property
     def ruleset(self) -> Ruleset:
         return Ruleset.from_dict(self.ruleset_data)
 

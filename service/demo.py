@@ -192,6 +192,7 @@ class Game:
     balances: dict[str, int] = field(default_factory=dict)
     table_id: str = ""
     rules: Ruleset = field(default_factory=Ruleset)
+    credits: int = 0
     verified: int = 0
 
     @property
@@ -222,7 +223,8 @@ def set_up(game: Game) -> None:
 
 
 def credit(game: Game, player: str) -> None:
-    transfer = f"demo-credit-{player}-{len(game.balances)}-{game.balances.get(player, 0)}"
+    game.credits += 1  # each credit its own transfer id: a repeated id would move nothing
+    transfer = f"demo-{game.tag}-credit-{game.credits}"
     request = wallet_pb2.CreditRequest(player_id=player, amount=CREDIT, transfer_id=transfer)
     game.balances[player] = game.api.wallet("Credit", request).balance
     game.screen.line(f"credited {CREDIT} coins to {player}: balance {game.balances[player]}", 2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +28,22 @@ def server(store: dict[str, str], tmp_path: Path, clock: ManualClock) -> Iterato
     running = ServerThread(tmp_path / "data", store, clock)
     yield running
     running.stop()
+
+
+@pytest.fixture
+def start_server(
+    store: dict[str, str], tmp_path: Path, clock: ManualClock
+) -> Iterator[Callable[[], ServerThread]]:
+    """Start a server on this test's store; call again after ``stop()`` to restart it on the
+    same data. Every server still running at the end is stopped."""
+    started: list[ServerThread] = []
+
+    def start() -> ServerThread:
+        running = ServerThread(tmp_path / "data", store, clock)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        if running.thread.is_alive():
+            running.stop()

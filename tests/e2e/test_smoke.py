@@ -5,8 +5,9 @@ from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 
 def test_a_round_from_credit_to_reveal(server):
     for p in "ABCD":
-        server.wallets.Credit(wallet_pb2.CreditRequest(player_id=p, amount=1000,
-                                                       transfer_id=f"c-{p}"))
+        server.wallets.Credit(
+            wallet_pb2.CreditRequest(player_id=p, amount=1000, transfer_id=f"c-{p}")
+        )
     server.tables.OpenTable(table_pb2.OpenTableRequest(table_id="t1", request_id="o1"))
     for p in "ABCD":
         server.tables.SitDown(table_pb2.SitDownRequest(table_id="t1", player_id=p))

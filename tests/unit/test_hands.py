@@ -192,3 +192,14 @@ def test_r2_2_golden_counts_over_all_c52_3_fronts():
         Category.PAIR: 156,
         Category.HIGH_CARD: 286,
     }
+
+
+def test_describe_against_adds_the_kickers_only_when_the_short_words_tie():
+    from domain.hands import describe_against
+
+    j94, j87 = value3(cards("Jh 9d 4c")), value3(cards("Js 8h 7c"))
+    assert describe_against(j94, j87, front=True) == "high card, J-high (J 9 4)"
+    pair_a, pair_k = value5(cards("2h 2d Ac 9s 3d")), value5(cards("2s 2c Kc Qs Jd"))
+    assert describe_against(pair_a, pair_k) == "pair, 2s (2 A 9 3)"
+    flush, straight = value5(cards("2s 6s 8s Js As")), value5(cards("3d 4d 5c 6d 7h"))
+    assert describe_against(flush, straight) == "flush, A-high"

@@ -171,3 +171,10 @@ def test_r5_5_declaring_any_with_piles_judges_split_patterns_on_those_piles():
         declare(bad.cards, "any", STANDARD, bad)
     good = Split(cards("2s 5s 9s"), cards("3h 6h 8h Jh Kh"), cards("4d 7d Td Qd 2d"))
     assert declare(good.cards, "any", STANDARD, good).split == good
+
+
+def test_r5_5_declaring_any_without_piles_records_the_split_the_service_found():
+    hand = cards(EXAMPLES[Special.THREE_FLUSHES])
+    play = declare(hand, "any", STANDARD)
+    assert play.special is Special.THREE_FLUSHES
+    assert play.split is not None and split_qualifies(Special.THREE_FLUSHES, play.split)
