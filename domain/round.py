@@ -17,7 +17,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.arrangement import Arrangement
 from domain.cards import Card, format_cards, parse_cards
-from domain.errors import ArrangementError, PhaseError, RuleError
+from domain.errors import PhaseError, RuleError
 from domain.escape import escape_transfers
 from domain.ids import round_uuid
 from domain.play import NO_ARRANGEMENT, Play, declare
@@ -276,8 +276,8 @@ class Round(Aggregate):
         support it, and then nothing changes."""
         self._check_can_submit(player_id, now)
         hand = self.hand(player_id)
-        if split is not None and sorted(split.cards) != sorted(hand):
-            raise ArrangementError("the split does not use exactly the player's 13 cards")
+        if split is not None:  # R4.1 for the given split; names the pile at fault
+            Arrangement.of(split.front, split.middle, split.back, dealt=hand)
         play = declare(hand, declared, self.ruleset, split)
         assert play.special is not None
         piles = play.split if play.split is not None else Split((), (), ())

@@ -8,6 +8,7 @@ loses an optimistic-concurrency race is retried from a fresh load a bounded numb
 from __future__ import annotations
 
 import functools
+import json
 import random
 import secrets
 import time
@@ -17,9 +18,11 @@ from typing import Any, ClassVar, ParamSpec, TypeVar
 from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Recording
 
 from domain.cards import Card
+from domain.chain import CHAIN, canonical, link
 from domain.errors import PhaseError, RuleError, SeatError
 from domain.ids import (
     deal_round_id,
@@ -101,6 +104,7 @@ class RevealResult:
     round: Round
     result: RoundResult
     position: int  # the reveal's position in the event log
+    receipt: str  # the chain hash of the round's last event
 
 
 class Thirteen(Application[UUID]):
@@ -120,6 +124,52 @@ class Thirteen(Application[UUID]):
         self.clock = clock or SystemClock()
         self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
         self.listeners: list[Callable[[], None]] = []
+        self._heads: dict[UUID, tuple[int, str]] = {}  # stream → (version, chain) of its head
+
+    # Tamper evidence -------------------------------------------------------------------------
+
+    def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
+        """Chain every new event to the one before it in its stream (``domain.chain``), then
+        store them all in one transaction."""
+        chained = [obj for obj in objs if isinstance(obj, Aggregate)]
+        for aggregate in chained:
+            self._chain(aggregate)
+        try:
+            return super().save(*objs, **kwargs)
+        except BaseException:
+            for aggregate in chained:  # those heads were never stored
+                self._heads.pop(aggregate.id, None)
+            raise
+
+    def _chain(self, aggregate: Aggregate) -> None:
+        pending = aggregate.pending_events
+        if not pending:
+            return
+        base = pending[0].originator_version - 1
+        previous = "" if base == 0 else self.chain_head(aggregate.id, base)
+        for event in pending:
+            stored = self.mapper.to_stored_event(event)
+            body = canonical(
+                str(event.originator_id),
+                event.originator_version,
+                stored.topic,
+                json.loads(stored.state),
+            )
+            previous = link(previous, body)
+            object.__setattr__(event, CHAIN, previous)  # stored with the event's state
+        self._heads[aggregate.id] = (pending[-1].originator_version, previous)
+
+    def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
+        """The chain hash of a stream's event at ``version`` (default: its last event)."""
+        cached = self._heads.get(aggregate_id)
+        if cached is not None and (version is None or cached[0] == version):
+            return cached[1]
+        found = self.recorder.select_events(aggregate_id, lte=version, desc=True, limit=1)
+        if not found or (version is not None and found[0].originator_version != version):
+            raise NotFound(f"stream {aggregate_id} has no event at version {version}")
+        head = str(json.loads(found[0].state).get(CHAIN, ""))
+        self._heads[aggregate_id] = (found[0].originator_version, head)
+        return head
 
     def _notify(self, recordings: list[Recording[UUID]]) -> None:
         for listener in self.listeners:
@@ -140,12 +190,15 @@ class Thirteen(Application[UUID]):
         return found
 
     def table(self, table_id: str) -> Table:
+        check_id(table_id, "table_id")
         return self._get(Table, table_uuid(table_id), f"table {table_id!r} does not exist")
 
     def round(self, round_id: str) -> Round:
+        check_id(round_id, "round_id")
         return self._get(Round, round_uuid(round_id), f"round {round_id!r} does not exist")
 
     def wallet(self, player_id: str) -> Wallet:
+        check_id(player_id, "player_id")
         return self._get(
             Wallet,
             wallet_uuid(player_id),
@@ -249,6 +302,7 @@ class Thirteen(Application[UUID]):
     @retried
     def stand_up(self, table_id: str, player_id: str) -> StandUpResult:
         """R10.5: free between rounds; between the deal and the showdown an escape (R11)."""
+        check_id(player_id, "player_id")
         table = self.table(table_id)
         if player_id not in table.seats:
             raise SeatError(
@@ -337,6 +391,7 @@ class Thirteen(Application[UUID]):
     ) -> ArrangeResult:
         """R4 (a foul is accepted as a draft) or, with ``special``, R5.4 and R5.5."""
         round_ = self.round(round_id)
+        check_id(player_id, "player_id")
         now = self.clock.now()
         if special:
             split = (
@@ -357,7 +412,9 @@ class Thirteen(Application[UUID]):
         publish the table's next commitment (R12.1). Revealing again returns the result."""
         round_ = self.round(round_id)
         if round_.revealed:
-            return RevealResult(round_, round_result(round_), self.max_position())
+            return RevealResult(
+                round_, round_result(round_), self.max_position(), self.chain_head(round_.id)
+            )
         if round_.ended:
             raise PhaseError(f"round {round_id} ended without a showdown (R11.3)")
         table = self.table(round_.table_id)
@@ -368,7 +425,9 @@ class Thirteen(Application[UUID]):
         for wallet in wallets:
             wallet.settle(round_id, outcome.coins[wallet.player_id])
         recordings = self.save(round_, table, *wallets)
-        return RevealResult(round_, round_result(round_), recordings[-1].notification.id)
+        return RevealResult(
+            round_, round_result(round_), recordings[-1].notification.id, self.chain_head(round_.id)
+        )
 
     def overdue(self, round_ids: Sequence[str]) -> list[str]:
         """Of these rounds, those past their deadline and not over (R10.3)."""
