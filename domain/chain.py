@@ -2,9 +2,12 @@
 chain in its stream and the event's canonical bytes. Editing, deleting, inserting or reordering
 an event breaks the links after it; the last link of a round is handed out as a receipt.
 
->>> first = StoredRecord(1, "s", 1, "m:E", {"a": 1, "chain": link("", canonical("s", 1, "m:E", {"a": 1}))})
+>>> body = canonical("s", 1, "m:E", {"a": 1})
+>>> first = StoredRecord(1, "s", 1, "m:E", {"a": 1, "chain": link("", body)})
 >>> verify_chain([first]) == []
 True
+>>> verify_chain([StoredRecord(1, "s", 1, "m:E", {"a": 2, "chain": first.chain})])[0].event
+'event 1 (E, version 1 of stream s)'
 """
 
 from __future__ import annotations
