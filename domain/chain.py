@@ -40,7 +40,12 @@ class StoredRecord:
     def name(self) -> str:
         """How a finding names this event."""
         kind = self.topic.rsplit(":", 1)[-1]
-        return f"event {self.position} ({kind}, version {self.version} of stream {self.stream})"
+        where = f"version {self.version} of stream {self.stream}"
+        return (
+            f"event {self.position} ({kind}, {where})"
+            if self.position > 0
+            else (f"{kind} event, {where}")
+        )
 
 
 def canonical(stream: str, version: int, topic: str, state: Mapping[str, Any]) -> bytes:

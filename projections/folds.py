@@ -71,6 +71,7 @@ class RoundRecord:
     ended_at: datetime
     server_seed: str
     result: RoundResult | None
+    receipt: str  # the chain hash of the round's last event (domain.chain)
     players: tuple[PlayerLine, ...] = ()
 
 
@@ -138,6 +139,7 @@ class ViewFold:
             dealt_at=round_.dealt_at,
             ended_at=event.at,
             server_seed=round_.server_seed or "",
+            receipt=str(getattr(event, "chain", "")),
         )
         if isinstance(event, Round.Abandoned):
             return [RoundRecord(outcome="abandoned", result=None, **base)]

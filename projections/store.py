@@ -32,7 +32,8 @@ _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS {p}rounds (round_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, "
     "number INTEGER NOT NULL, outcome TEXT NOT NULL, base_stake BIGINT NOT NULL, "
     "ruleset TEXT NOT NULL, dealt_at TEXT NOT NULL, ended_at TEXT NOT NULL, "
-    "server_seed TEXT NOT NULL, result TEXT, position BIGINT NOT NULL)",
+    "server_seed TEXT NOT NULL, result TEXT, receipt TEXT NOT NULL, "
+    "position BIGINT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS {p}rounds_by_table ON {p}rounds (table_id, number)",
     "CREATE TABLE IF NOT EXISTS {p}round_players (round_id TEXT NOT NULL, "
     "player_id TEXT NOT NULL, table_id TEXT NOT NULL, seat INTEGER NOT NULL, "
@@ -83,6 +84,7 @@ class FinishedRound:
     base_stake: int
     ended_at: datetime
     result: RoundResult | None
+    receipt: str
 
 
 class ViewStore:
@@ -245,8 +247,8 @@ class ViewStore:
         cursor.execute(
             self._sql(
                 "INSERT INTO {p}rounds (round_id, table_id, number, outcome, base_stake, ruleset, "
-                "dealt_at, ended_at, server_seed, result, position) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                "dealt_at, ended_at, server_seed, result, receipt, position) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             ),
             (
                 record.round_id,
@@ -259,6 +261,7 @@ class ViewStore:
                 record.ended_at.isoformat(),
                 record.server_seed,
                 result,
+                record.receipt,
                 position,
             ),
         )
@@ -291,7 +294,7 @@ class ViewStore:
     # Reading ------------------------------------------------------------------------------
 
     def _finished(self, row: Sequence[Any]) -> FinishedRound:
-        round_id, table_id, number, outcome, base_stake, ended_at, result = row
+        round_id, table_id, number, outcome, base_stake, ended_at, result, receipt = row
         return FinishedRound(
             round_id,
             table_id,
@@ -300,9 +303,10 @@ class ViewStore:
             int(base_stake),
             datetime.fromisoformat(ended_at),
             RoundResult.from_dict(json.loads(result)) if result else None,
+            receipt,
         )
 
-    _ROUND_COLUMNS = "round_id, table_id, number, outcome, base_stake, ended_at, result"
+    _ROUND_COLUMNS = "round_id, table_id, number, outcome, base_stake, ended_at, result, receipt"
 
     def finished_round(self, round_id: str) -> FinishedRound | None:
         rows = self._query(

@@ -76,7 +76,9 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def GetRoundResult(self, request: Any, context: Any) -> Any:
         found = await self.run(self._round_result, request.round_id)
         assert found.result is not None
-        return results_pb2.GetRoundResultResponse(**mapping.result_fields(found.result))
+        return results_pb2.GetRoundResultResponse(
+            **mapping.result_fields(found.result), receipt=found.receipt
+        )
 
     @rpc
     async def ListRoundResults(self, request: Any, context: Any) -> Any:
@@ -100,7 +102,9 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
             ended_at=mapping.timestamp(found.ended_at),
         )
         if found.result is not None:
-            message.result.CopyFrom(table_pb2.RoundResult(**mapping.result_fields(found.result)))
+            message.result.CopyFrom(
+                table_pb2.RoundResult(**mapping.result_fields(found.result), receipt=found.receipt)
+            )
         return message
 
     @rpc

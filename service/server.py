@@ -16,6 +16,8 @@ from grpc_reflection.v1alpha import reflection
 from projections.projector import Projector
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import (
+    audit_pb2,
+    audit_pb2_grpc,
     diagnostics_pb2,
     diagnostics_pb2_grpc,
     results_pb2,
@@ -26,6 +28,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.application import Thirteen
+from service.audit_api import AuditServicer
 from service.follower import LogFollower
 from service.results_api import ResultsServicer
 from service.servicers import (
@@ -46,6 +49,7 @@ SERVICE_NAMES = [
     table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name,
     results_pb2.DESCRIPTOR.services_by_name["ResultsService"].full_name,
+    audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
 ]
 
 
@@ -107,6 +111,7 @@ async def start(
     results_pb2_grpc.add_ResultsServiceServicer_to_server(
         ResultsServicer(app, views, projector, run), server
     )
+    audit_pb2_grpc.add_AuditServiceServicer_to_server(AuditServicer(app, views, run), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -245,7 +245,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def Reveal(self, request: Any, context: Any) -> Any:
         result = await self.run(self.app.reveal, request.round_id)
-        return table_pb2.RevealResponse(**mapping.result_fields(result.result))
+        return table_pb2.RevealResponse(
+            **mapping.result_fields(result.result), receipt=result.receipt
+        )
 
     @rpc
     async def GetRound(self, request: Any, context: Any) -> Any:

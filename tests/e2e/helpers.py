@@ -330,6 +330,24 @@ def watch(
     )
 
 
+def first_message(method: Callable[..., Any]) -> Callable[[Any], Any]:
+    """A server-streaming RPC as a call that returns its first message (or raises its error)."""
+
+    def call(request: Any) -> Any:
+        stream = method(request, timeout=WAIT)
+        try:
+            return next(stream)
+        finally:
+            stream.cancel()
+
+    return call
+
+
+def anything(message: Any) -> bool:
+    """Stops ``read_until`` at the first message."""
+    return True
+
+
 def read_until(stream: Any, last: Callable[[Any], bool]) -> list[Any]:
     """Messages from an open stream up to and including the first that ``last`` accepts."""
     seen: list[Any] = []
@@ -371,7 +389,7 @@ def assert_no_table_event_since(server: ServerThread, table_id: str, position: i
     sentinel = f"sentinel-{uuid.uuid4().hex[:12]}"
     credit(server, sentinel, 10**6, f"start-{sentinel}")
     sit(server, table_id, sentinel)
-    first = events(server, table_id, lambda m: True, after=position)[0]
+    first = events(server, table_id, anything, after=position)[0]
     stand(server, table_id, sentinel)
     assert (first.type, first.player_id) == ("PlayerSatDown", sentinel), (
         f"WatchTable shows {first.type} by {first.player_id!r} at {first.position} "

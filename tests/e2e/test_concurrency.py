@@ -163,8 +163,9 @@ def _sit(server, table_id: str, player_id: str) -> Any:
 
 
 def test_concurrent_credits_to_one_wallet_are_neither_lost_nor_doubled(server):
-    """Forty credits at once: the balance is their sum; each answer is the balance right after
-    that credit, so the answers order the credits one after another; a retry moves nothing."""
+    """R7.2: forty credits at once — the balance is their sum; each answer is the balance right
+    after that credit, so the answers order the credits one after another; a retry moves
+    nothing."""
     amounts = list(range(1, 41))
 
     def send(amount: int) -> int:

@@ -19,6 +19,7 @@ from tests.e2e.helpers import (
     client_seed_for,
     credit,
     deal,
+    first_message,
     foul_piles,
     get_round,
     good_piles,
@@ -41,7 +42,7 @@ EXISTS = grpc.StatusCode.ALREADY_EXISTS
 
 
 def test_malformed_wallet_input_is_invalid_argument_naming_the_field(server):
-    """Amounts are whole coins above zero; ids are required."""
+    """R7.2: coin amounts are whole numbers (wallet.proto: above zero); ids are required."""
     credit(server, "A", 100, "c-A")
     cases = [
         (
@@ -222,8 +223,9 @@ def test_r5_5_a_split_that_is_not_the_players_cards_is_invalid_argument_naming_t
 
 
 def test_malformed_deal_list_and_watch_requests_are_invalid_argument(server):
-    """A client seed has at most 256 characters; page_size is not negative and page_token is
-    one this table issued; a stream starts at a position that is not negative."""
+    """R12.2: a client seed has at most 256 characters; page_size is not negative and
+    page_token is one this table issued (AIP-158); a stream starts at a position that is not
+    negative (table.proto WatchTable)."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     for _ in range(2):
         dealt = deal(server, "t")
@@ -252,10 +254,13 @@ def test_malformed_deal_list_and_watch_requests_are_invalid_argument(server):
             assert_refused(
                 server.tables.ListRounds, request, INVALID, "INVALID_ARGUMENT", field=field
             )
-        stream = server.tables.WatchTable(
-            table_pb2.WatchTableRequest(table_id="t", after=-1), timeout=10
+        assert_refused(
+            first_message(server.tables.WatchTable),
+            table_pb2.WatchTableRequest(table_id="t", after=-1),
+            INVALID,
+            "INVALID_ARGUMENT",
+            field="after",
         )
-        assert_refused(lambda _: next(stream), None, INVALID, "INVALID_ARGUMENT", field="after")
     assert_no_table_event_since(server, "t", mark)
 
 
@@ -293,8 +298,9 @@ def _empty_id_requests(round_id: str) -> list[tuple[str, str, object]]:
 
 
 def test_an_empty_required_id_is_invalid_argument_naming_the_field_on_every_rpc(server, subtests):
-    """An id left empty is malformed input, whatever the RPC: INVALID_ARGUMENT with a
-    BadRequest naming the field, not a lookup of a table, round or player called ''."""
+    """API contract (no rule of RULES.md): an id left empty is malformed input, whatever the
+    RPC — INVALID_ARGUMENT with a BadRequest naming the field, not a lookup of a table, round
+    or player called ''."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     credit(server, "C", 1000, "start-C")
     dealt = deal(server, "t")
@@ -304,8 +310,7 @@ def test_an_empty_required_id_is_invalid_argument_naming_the_field_on_every_rpc(
                 stub = server.wallets if isinstance(request, _WALLET_REQUESTS) else server.tables
                 call = getattr(stub, rpc)
                 if rpc == "WatchTable":
-                    stream = call(request, timeout=10)
-                    call = lambda _, stream=stream: next(stream)  # noqa: E731
+                    call = first_message(call)
                 assert_refused(call, request, INVALID, "INVALID_ARGUMENT", field=field)
 
 
@@ -313,7 +318,8 @@ def test_an_empty_required_id_is_invalid_argument_naming_the_field_on_every_rpc(
 
 
 def test_unknown_tables_rounds_and_players_are_not_found(server):
-    """Every lookup of an id that was never created is NOT_FOUND with an ErrorInfo."""
+    """API contract (no rule of RULES.md): every lookup of an id that was never created is
+    NOT_FOUND with an ErrorInfo, and stores nothing."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     dealt = deal(server, "t")
     cases = [
@@ -339,10 +345,12 @@ def test_unknown_tables_rounds_and_players_are_not_found(server):
     with nothing_stored(server, tables=["t"], rounds=[dealt.round_id], players=["A", "B", "ghost"]):
         for call, request in cases:
             assert_refused(call, request, NOT_FOUND, "NOT_FOUND")
-        stream = server.tables.WatchTable(
-            table_pb2.WatchTableRequest(table_id="nowhere"), timeout=10
+        assert_refused(
+            first_message(server.tables.WatchTable),
+            table_pb2.WatchTableRequest(table_id="nowhere"),
+            NOT_FOUND,
+            "NOT_FOUND",
         )
-        assert_refused(lambda _: next(stream), None, NOT_FOUND, "NOT_FOUND")
     assert_no_table_event_since(server, "t", mark)
 
 
@@ -647,7 +655,8 @@ def test_r10_1_a_player_not_dealt_into_the_round_cannot_arrange(server):
 
 
 def test_a_transfer_id_reused_with_other_content_already_exists_and_moves_nothing(server):
-    """A transfer_id names one transfer: another amount, player or direction is refused."""
+    """R7.2: coins are never created — a transfer_id names one transfer, and another amount,
+    player or direction under it is refused."""
     credit(server, "A", 100, "t1")
     credit(server, "B", 100, "t2")
     with nothing_stored(server, players=["A", "B", "C"]):
@@ -673,7 +682,8 @@ def test_a_transfer_id_reused_with_other_content_already_exists_and_moves_nothin
 
 
 def test_a_table_id_reused_with_other_content_already_exists(server):
-    """OpenTable is idempotent only for the same request_id and ruleset."""
+    """R13: a table's ruleset is recorded once, when it opens; OpenTable is idempotent only
+    for the same request_id and ruleset."""
     open_table(server, "t", request_id="o1")
     mark = head(server)
     with nothing_stored(server, tables=["t"]):
@@ -692,8 +702,8 @@ def test_a_table_id_reused_with_other_content_already_exists(server):
 
 
 def test_a_deal_request_id_reused_with_another_client_seed_already_exists(server):
-    """Deal is idempotent on request_id; the same id with another client seed is refused,
-    during the round and after it."""
+    """R12.2: a deal's client seed is fixed with it; Deal is idempotent on request_id, and the
+    same id with another client seed is refused, during the round and after it."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     dealt = deal(server, "t", client_seed="mine", request_id="r1")
     mark = head(server)
@@ -709,7 +719,7 @@ def test_a_deal_request_id_reused_with_another_client_seed_already_exists(server
 
 @pytest.mark.parametrize("kind", ["credit", "debit"])
 def test_an_id_longer_than_128_characters_or_unprintable_is_invalid_argument(server, kind):
-    """Ids are printable and at most 128 characters."""
+    """API contract (no rule of RULES.md): ids are printable and at most 128 characters."""
     credit(server, "A", 100, "c")
     call = server.wallets.Credit if kind == "credit" else server.wallets.Debit
     request_type = wallet_pb2.CreditRequest if kind == "credit" else wallet_pb2.DebitRequest

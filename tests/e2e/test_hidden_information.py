@@ -26,6 +26,8 @@ def _visible(message) -> list[str]:
 
 
 def test_before_the_reveal_get_round_shows_each_viewer_only_their_own_hand(server):
+    """table.proto GetRound: before the reveal only the viewer's own cards, none for an
+    observer or a stranger, and no seed (R12.1); after the reveal every hand (R12.6)."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
     dealt = deal(server, "t")
     arrange_well(server, dealt, ["A", "B"])
@@ -50,8 +52,9 @@ def test_before_the_reveal_get_round_shows_each_viewer_only_their_own_hand(serve
 
 
 def test_before_the_reveal_no_streamed_event_shows_another_players_cards(server):
-    """Every WatchTable event up to the showdown, caught up from the store or live, shows the
-    viewer's own hand at most; the reveal event shows every hand and the result."""
+    """table.proto WatchTable, R12.1: every event up to the showdown, caught up from the store
+    or live, shows the viewer's own hand at most and no seed; the reveal event shows every
+    hand, the seed and the result (R12.6)."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
     live = {viewer: watch(server, "t", viewer=viewer) for viewer in ["", *PLAYERS]}
     for stream in live.values():  # caught up: the streams are open before the deal

@@ -18,7 +18,8 @@ from tests.e2e.helpers import (
 
 
 def test_a_retried_credit_or_debit_returns_its_first_answer_and_moves_nothing(server):
-    """The answer is the balance right after that transfer, even when others came since."""
+    """R7.2: a retry creates no coins; the answer is the balance right after that transfer,
+    even when others came since."""
     first = server.wallets.Credit(
         wallet_pb2.CreditRequest(player_id="A", amount=100, transfer_id="c1")
     )
@@ -54,8 +55,9 @@ def test_a_retried_open_table_returns_the_same_table_and_commitment(server):
 
 
 def test_a_retried_deal_returns_the_same_round_and_deals_nothing_twice(server):
-    """Deal with the same request_id and client seed returns the round it dealt, with the same
-    hands, while the round is open and after it was revealed; nothing more is stored."""
+    """R10.1, R12.2: Deal with the same request_id and client seed returns the round it dealt,
+    with the same hands, while the round is open and after it was revealed; nothing more is
+    stored."""
     seated_table(server, "t", {"A": 1000, "B": 1000, "C": 1000})
     dealt = deal(server, "t", client_seed="s", request_id="r1")
     with nothing_stored(server, tables=["t"], rounds=[dealt.round_id], players=["A", "B", "C"]):

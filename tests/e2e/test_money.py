@@ -16,6 +16,7 @@ from tests.e2e.helpers import (
     foul_piles,
     good_piles,
     hands_of,
+    nothing_stored,
     reveal,
     seated_table,
     stand,
@@ -90,10 +91,11 @@ def test_r9_1_a_loser_pays_at_most_the_balance_at_the_deal_and_the_winners_share
         "B": 1000 + by_player["B"].coins,
         "C": 1000 + by_player["C"].coins,
     }
-    assert_refused(
-        server.tables.Deal,
-        table_pb2.DealRequest(table_id="t"),
-        grpc.StatusCode.FAILED_PRECONDITION,
-        "INSUFFICIENT_STAKE",
-        says="A (0)",
-    )
+    with nothing_stored(server, tables=["t"], players=["A", "B", "C"]):
+        assert_refused(
+            server.tables.Deal,
+            table_pb2.DealRequest(table_id="t"),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "INSUFFICIENT_STAKE",
+            says="A (0)",
+        )

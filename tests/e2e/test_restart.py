@@ -38,7 +38,10 @@ def test_a_restart_keeps_tables_rounds_balances_and_the_next_commitment(start_se
     table = get_table(first, "t")
     wallets = balances(first, PLAYERS)
     rounds = first.tables.ListRounds(table_pb2.ListRoundsRequest(table_id="t"))
-    last = lambda m: m.type == "HandArranged" and m.round_id == open_round.round_id  # noqa: E731
+
+    def last(message):
+        return message.type == "HandArranged" and message.round_id == open_round.round_id
+
     history = events(first, "t", last)
     first.stop()
 

@@ -211,7 +211,8 @@ def test_r8_3_the_base_stake_is_the_bracket_of_the_lowest_balance_at_the_deal(se
 
 
 def test_aip_158_rounds_are_listed_oldest_first_page_by_page(server, clock):
-    """ListRounds pages through a table's rounds in order with an opaque token."""
+    """R10.1: a table's rounds are numbered in order; ListRounds pages through them oldest first
+    with an opaque token (table.proto, AIP-158)."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     ids = []
     for _ in range(3):

@@ -3,7 +3,11 @@ stream resumed after a position gives exactly the later events."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 from tests.e2e.helpers import (
+    anything,
     arrange,
     credit,
     deal,
@@ -21,8 +25,9 @@ from tests.e2e.helpers import (
 
 
 def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server):
-    """Open a stream, then act: each new event arrives as it happens, and the live events are
-    exactly those a later catch-up from position 0 replays, in the same order."""
+    """table.proto WatchTable (no rule of RULES.md): open a stream, then act — each new event
+    arrives as it happens, and the live events are exactly those a later catch-up from
+    position 0 replays, in the same order."""
     for p in "ABC":
         credit(server, p, 1000, f"start-{p}")
     open_table(server, "t")
@@ -30,7 +35,7 @@ def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server):
     stream = watch(server, "t")
     live = []
 
-    def next_events(last=lambda m: True):
+    def next_events(last=anything):
         got = read_until(stream, last)
         live.extend(got)
         return [(m.type, m.player_id) for m in got]
@@ -64,7 +69,8 @@ def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server):
 
 
 def test_positions_strictly_increase_and_resuming_after_one_gives_only_later_events(server):
-    """Resume with after = position: the stream continues exactly where it stopped."""
+    """table.proto WatchTable: resume with after = position and the stream continues exactly
+    where it stopped."""
     for p in "AB":
         credit(server, p, 1000, f"start-{p}")
     open_table(server, "t")
@@ -85,3 +91,55 @@ def test_positions_strictly_increase_and_resuming_after_one_gives_only_later_eve
     # A position between two events of this table (another aggregate's) resumes just as well.
     between = events(server, "t", of_type("RoundEnded"), after=positions[1] + 1)
     assert [m.position for m in between] == [p for p in positions if p > positions[1] + 1]
+
+
+def test_streams_opened_while_the_table_is_busy_miss_nothing_and_repeat_nothing(server):
+    """table.proto WatchTable: streams opened one after another while rounds are being played,
+    each from position 0 — where catch-up hands over to live events no event is lost, doubled
+    or reordered."""
+    for p in "ABC":
+        credit(server, p, 1000, f"start-{p}")
+    open_table(server, "t")
+    for p in "ABC":
+        sit(server, "t", p)
+    rounds = 4
+    streams = []
+
+    def play() -> None:
+        for _ in range(rounds):
+            dealt = deal(server, "t")
+            for p in "ABC":
+                arrange(server, dealt.round_id, p, good_piles(hands_of(dealt)[p]))
+            reveal(server, dealt.round_id)
+
+    player = threading.Thread(target=play)
+    player.start()
+    try:
+        while (player.is_alive() and len(streams) < 20) or len(streams) < 3:
+            streams.append(watch(server, "t"))
+            time.sleep(0.02)  # spreads the openings over the play; nothing waits on it
+    finally:
+        player.join(timeout=60)
+    last = _nth(rounds, "RoundEnded")
+    history = events(server, "t", last())
+    assert [m.type for m in history].count("RoundEnded") == rounds
+    for stream in streams:
+        try:
+            got = read_until(stream, last())
+        finally:
+            stream.cancel()
+        assert [(m.position, m.type) for m in got] == [(m.position, m.type) for m in history]
+
+
+def _nth(n, kind):
+    def factory():
+        seen = 0
+
+        def last(message):
+            nonlocal seen
+            seen += message.type == kind
+            return seen == n
+
+        return last
+
+    return factory

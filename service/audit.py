@@ -1,0 +1,278 @@
+"""Gathering the evidence about rounds from the store, exporting it as a canonical document,
+and reading a document back for an offline audit. The judging is ``domain.audit``'s."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import (
+    DatetimeAsISO,
+    DecimalAsStr,
+    JSONTranscoder,
+    Mapper,
+    StoredEvent,
+    UUIDAsHex,
+)
+from eventsourcing.utils import get_topic
+
+from domain.audit import Finding, RoundEvidence, verify_round
+from domain.chain import StoredRecord, verify_chain
+from domain.ids import round_uuid, table_uuid, wallet_uuid
+from domain.results import RoundResult
+from domain.round import Round
+from domain.table import Table
+from domain.wallet import Wallet
+from service.application import Thirteen
+from service.errors import NotFound
+
+FORMAT = "thirteen-round-export/1"
+_WALLET_MOVES = {
+    get_topic(Wallet.RoundSettled): "settlement",
+    get_topic(Wallet.EscapePenaltyPaid): "escape_penalty",
+    get_topic(Wallet.EscapeShareReceived): "escape_share",
+}
+
+
+def record_of(position: int, stored: StoredEvent) -> StoredRecord:
+    return StoredRecord(
+        position,
+        str(stored.originator_id),
+        stored.originator_version,
+        stored.topic,
+        json.loads(stored.state),
+    )
+
+
+def _amount(record: StoredRecord) -> int:
+    amount = int(record.state["amount"])
+    return -amount if record.topic == get_topic(Wallet.EscapePenaltyPaid) else amount
+
+
+@dataclass
+class Evidence:
+    """What the store holds about one round, as records (decoded on demand)."""
+
+    round_id: str
+    table_id: str
+    round_records: list[StoredRecord]
+    table_opened: StoredRecord
+    wallet_records: dict[str, list[tuple[StoredRecord, str]]] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    receipt: str = ""
+
+    def document(self) -> str:
+        """The export: canonical JSON (sorted keys, compact) of every event of the round, the
+        table's opening (with its ruleset) and the wallet movements, each with its chain."""
+        return json.dumps(
+            {
+                "format": FORMAT,
+                "round_id": self.round_id,
+                "table_id": self.table_id,
+                "round_events": [_record_json(r) for r in self.round_records],
+                "table_opened": _record_json(self.table_opened),
+                "wallet_events": {
+                    p: [{**_record_json(r), "previous_chain": prev} for r, prev in rs]
+                    for p, rs in self.wallet_records.items()
+                },
+                "result": self.result,
+                "receipt": self.receipt,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+
+
+def _record_json(record: StoredRecord) -> dict[str, Any]:
+    return {
+        "position": record.position,
+        "stream": record.stream,
+        "version": record.version,
+        "topic": record.topic,
+        "state": record.state,
+    }
+
+
+def _record_from_json(data: Mapping[str, Any]) -> StoredRecord:
+    return StoredRecord(
+        int(data["position"]),
+        str(data["stream"]),
+        int(data["version"]),
+        str(data["topic"]),
+        dict(data["state"]),
+    )
+
+
+class Decoder:
+    """Turns stored records back into domain events with the application's transcodings."""
+
+    def __init__(self) -> None:
+        transcoder = JSONTranscoder()
+        for transcoding in (UUIDAsHex(), DecimalAsStr(), DatetimeAsISO()):  # as the app's
+            transcoder.register(transcoding)
+        self.mapper: Mapper[UUID] = Mapper(transcoder=transcoder)
+
+    def event(self, record: StoredRecord) -> Any:
+        stored = StoredEvent(
+            originator_id=UUID(record.stream),
+            originator_version=record.version,
+            topic=record.topic,
+            state=json.dumps(dict(record.state)).encode(),
+        )
+        return self.mapper.to_domain_event(stored)
+
+
+def evidence_to_check(evidence: Evidence, decoder: Decoder) -> tuple[RoundEvidence, list[Finding]]:
+    """The domain's evidence, plus findings about the wallet and table links themselves."""
+    extra: list[Finding] = []
+    for records in evidence.wallet_records.values():
+        for record, previous in records:
+            for broken in verify_chain([record], previous=previous, first_version=record.version):
+                extra.append(Finding("CHAIN", False, broken.message, broken.event))
+    for broken in verify_chain([evidence.table_opened]):
+        extra.append(Finding("CHAIN", False, broken.message, broken.event))
+    opened = decoder.event(evidence.table_opened)
+    moves = {
+        p: [(_WALLET_MOVES[r.topic], _amount(r)) for r, _ in rs]
+        for p, rs in evidence.wallet_records.items()
+    }
+    view = RoundResult.from_dict(evidence.result) if evidence.result else None
+    return RoundEvidence(
+        round_id=evidence.round_id,
+        records=evidence.round_records,
+        events=[decoder.event(r) for r in evidence.round_records],
+        table_ruleset=opened.ruleset,
+        wallet_moves=moves,
+        view=view,
+        receipt=evidence.receipt,
+    ), extra
+
+
+def audit(evidence: Evidence, decoder: Decoder) -> list[Finding]:
+    checked, extra = evidence_to_check(evidence, decoder)
+    return verify_round(checked) + extra
+
+
+def from_document(text: str) -> Evidence:
+    """An export read back; raises ValueError when it is not one."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"not a round export (expected format {FORMAT!r})")
+    return Evidence(
+        round_id=str(data["round_id"]),
+        table_id=str(data["table_id"]),
+        round_records=[_record_from_json(r) for r in data["round_events"]],
+        table_opened=_record_from_json(data["table_opened"]),
+        wallet_records={
+            p: [(_record_from_json(r), str(r["previous_chain"])) for r in rs]
+            for p, rs in data["wallet_events"].items()
+        },
+        result=data.get("result"),
+        receipt=str(data.get("receipt") or ""),
+    )
+
+
+class StoreReader:
+    """Evidence from a live store, one round at a time (``evidence``) or the whole log in
+    one pass (``every_round``)."""
+
+    def __init__(self, app: Thirteen, result_of: Callable[[str], dict[str, Any] | None]) -> None:
+        self.app = app
+        self.result_of = result_of
+
+    def _stream(self, stream: UUID) -> list[StoredRecord]:
+        # Positions are not known per stream here; 0 marks "read by stream".
+        return [record_of(0, s) for s in self.app.recorder.select_events(stream)]
+
+    def evidence(self, round_id: str) -> Evidence:
+        records = self._stream(round_uuid(round_id))
+        if not records:
+            raise NotFound(f"round {round_id!r} does not exist")
+        table_id = str(records[0].state.get("table_id", ""))
+        table = self._stream(table_uuid(table_id))
+        players = list(records[0].state.get("players", []))
+        wallets: dict[str, list[tuple[StoredRecord, str]]] = {}
+        for player in players:
+            stream = self._stream(wallet_uuid(player))
+            wallets[player] = _moves_for(stream, round_id)
+        return Evidence(
+            round_id, table_id, records, table[0], wallets, self.result_of(round_id), ""
+        )
+
+    def every_round(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> Iterator[tuple[Evidence | None, list[Finding]]]:
+        """One pass over the log: every stream's chain is checked, then every round's
+        evidence is yielded (with findings about streams that belong to no round first)."""
+        last = self.app.max_position()
+        streams: dict[str, list[StoredRecord]] = defaultdict(list)
+        position = 0
+        while True:
+            batch = self.app.recorder.select_notifications(start=position + 1, limit=5000)
+            if not batch:
+                break
+            for n in batch:
+                record = record_of(n.id, n)
+                streams[record.stream].append(record)
+            position = batch[-1].id
+            if progress:
+                progress(position, last)
+        rounds = {
+            s: rs for s, rs in streams.items() if rs and rs[0].topic == get_topic(Round.Dealt)
+        }
+        others: list[Finding] = []
+        for stream, records in streams.items():
+            if stream in rounds:
+                continue
+            for broken in verify_chain(sorted(records, key=lambda r: r.version)):
+                others.append(Finding("CHAIN", False, broken.message, broken.event))
+        yield None, others
+        tables = {
+            s: rs[0] for s, rs in streams.items() if rs and rs[0].topic == get_topic(Table.Opened)
+        }
+        moves: dict[str, dict[str, list[tuple[StoredRecord, str]]]] = defaultdict(dict)
+        for records in streams.values():
+            if not records or records[0].topic != get_topic(Wallet.Opened):
+                continue
+            player = str(records[0].state["player_id"])
+            previous = ""
+            for record in records:
+                if record.topic in _WALLET_MOVES:
+                    moves[str(record.state["round_id"])].setdefault(player, []).append(
+                        (record, previous)
+                    )
+                previous = record.chain
+        for records in rounds.values():
+            dealt = records[0].state
+            round_id, table_id = str(dealt["round_id"]), str(dealt["table_id"])
+            table = tables.get(str(table_uuid(table_id)))
+            if table is None:
+                yield (
+                    None,
+                    [
+                        Finding(
+                            "R13",
+                            False,
+                            f"round {round_id} names table {table_id}, which has no opening event",
+                            records[0].name,
+                        )
+                    ],
+                )
+                continue
+            wallet = {p: moves[round_id].get(p, []) for p in dealt["players"]}
+            yield Evidence(round_id, table_id, records, table, wallet, self.result_of(round_id)), []
+
+
+def _moves_for(stream: list[StoredRecord], round_id: str) -> list[tuple[StoredRecord, str]]:
+    found = []
+    previous = ""
+    for record in stream:
+        if record.topic in _WALLET_MOVES and record.state.get("round_id") == round_id:
+            found.append((record, previous))
+        previous = record.chain
+    return found

@@ -1,0 +1,50 @@
+"""``AuditService``: exports and audits of rounds over gRPC."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.audit import passed
+from projections.store import ViewStore
+from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
+from service.application import Thirteen
+from service.audit import Decoder, StoreReader, audit
+from service.servicers import Runner, rpc
+
+
+def result_reader(views: ViewStore) -> Any:
+    def result_of(round_id: str) -> dict[str, Any] | None:
+        found = views.finished_round(round_id)
+        return found.result.to_dict() if found and found.result else None
+
+    return result_of
+
+
+class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
+    def __init__(self, app: Thirteen, views: ViewStore, run: Runner) -> None:
+        self.app = app
+        self.reader = StoreReader(app, result_reader(views))
+        self.decoder = Decoder()
+        self.run = run
+
+    def _evidence(self, round_id: str) -> Any:
+        self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND for unknown
+        return self.reader.evidence(round_id)
+
+    @rpc
+    async def ExportRound(self, request: Any, context: Any) -> Any:
+        evidence = await self.run(self._evidence, request.round_id)
+        return audit_pb2.ExportRoundResponse(document=evidence.document())
+
+    @rpc
+    async def AuditRound(self, request: Any, context: Any) -> Any:
+        evidence = await self.run(self._evidence, request.round_id)
+        evidence.receipt = request.receipt
+        findings = await self.run(audit, evidence, self.decoder)
+        return audit_pb2.AuditRoundResponse(
+            ok=passed(findings),
+            findings=[
+                audit_pb2.Finding(rule=f.rule, ok=f.ok, message=f.message, event=f.event)
+                for f in findings
+            ],
+        )
