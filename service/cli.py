@@ -208,6 +208,111 @@ def _rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_store(command: str, data: str) -> Any:
+    """The application on the configured store, or a one-line error and an exit status."""
+    from service.storage import StoreConfigError, open_app
+
+    try:
+        return open_app(Path(data))
+    except StoreConfigError as error:
+        print(f"thirteen {command}: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:
+        print(f"thirteen {command}: cannot open the event store: {error}", file=sys.stderr)
+        return 1
+
+
+def _finding_line(finding: Any) -> str:
+    mark = "ok  " if finding.ok else "FAIL"
+    where = f"  [{finding.event}]" if finding.event else ""
+    return f"  {mark} {finding.rule:<6} {finding.message}{where}"
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """Verify rounds against the rules: from the store, or offline from an export."""
+    from domain.audit import passed
+    from service.audit import Decoder, Evidence, StoreReader, audit, from_document
+
+    decoder = Decoder()
+    reports: list[tuple[str, list[Any]]] = []
+    if args.file:
+        try:
+            evidence: Evidence = from_document(Path(args.file).read_text())
+        except OSError as error:
+            print(f"thirteen audit: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except (ValueError, KeyError, TypeError) as error:
+            print(f"thirteen audit: {args.file} is not a round export: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        evidence.receipt = args.receipt or evidence.receipt
+        reports.append((evidence.round_id, audit(evidence, decoder)))
+    else:
+        app = _open_store("audit", args.data)
+        if isinstance(app, int):
+            return app
+        from service.audit_api import result_reader
+        from service.storage import open_views
+
+        views, _ = open_views(app)
+        views_reader = result_reader(views)
+
+        def result_of(round_id: str) -> Any:
+            try:
+                return views_reader(round_id)
+            except Exception:  # no views yet: audit the events alone
+                return None
+
+        reader = StoreReader(app, result_of)
+        try:
+            if args.round:
+                try:
+                    evidence = reader.evidence(args.round)
+                except RuleError as error:
+                    print(f"thirteen audit: {error.message}", file=sys.stderr)
+                    return EXIT_BAD_INPUT
+                evidence.receipt = args.receipt or ""
+                reports.append((args.round, audit(evidence, decoder)))
+            else:
+                bar = None if args.json else _ProgressBar("reading the log")
+                for found, extra in reader.every_round(bar):
+                    if found is None:
+                        if extra:
+                            reports.append(("(streams outside rounds)", extra))
+                        continue
+                    reports.append((found.round_id, audit(found, decoder)))
+        finally:
+            views.close()
+            app.close()
+    failed = [(r, f) for r, f in reports if not passed(f)]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ok": not failed,
+                    "rounds": [
+                        {"round_id": r, "ok": passed(f), "findings": [vars(x) for x in f]}
+                        for r, f in reports
+                    ],
+                },
+                ensure_ascii=False,
+            )
+        )
+    else:
+        for round_id, findings in reports:
+            shown = findings if (args.round or args.file) else [x for x in findings if not x.ok]
+            if shown or args.round or args.file:
+                verdict = "passes" if passed(findings) else "FAILS"
+                print(f"round {round_id} {verdict}")
+                for finding in shown:
+                    print(_finding_line(finding))
+        checks = sum(len(f) for _, f in reports)
+        print(
+            f"audited {len(reports)} round(s), {checks} checks: "
+            f"{'all passed' if not failed else f'{len(failed)} round(s) FAILED'}"
+        )
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -244,6 +349,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--data", default="var", help="data directory of the SQLite store (default ./var)"
     )
     rebuild.set_defaults(run=_rebuild)
+    auditor = commands.add_parser(
+        "audit", help="verify rounds against the rules, from the store or from an export"
+    )
+    source = auditor.add_mutually_exclusive_group(required=True)
+    source.add_argument("--round", help="the round to audit (with --data)")
+    source.add_argument("--all", action="store_true", help="every round in the store")
+    source.add_argument("--file", help="an ExportRound document: audit it offline")
+    auditor.add_argument(
+        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+    )
+    auditor.add_argument(
+        "--receipt", help="the receipt Reveal returned, to check the chain still ends there"
+    )
+    auditor.add_argument("--json", action="store_true", help="machine-readable output")
+    auditor.set_defaults(run=_audit)
     demo = commands.add_parser(
         "demo", help="four bots play a few rounds against a server (or one started for the demo)"
     )
