@@ -31,6 +31,7 @@ class StoredRecord:
     version: int
     topic: str
     state: Mapping[str, Any]
+    raw: bytes | None = None  # the stored bytes, when read from a store (saves re-encoding)
 
     @property
     def chain(self) -> str:

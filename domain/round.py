@@ -183,7 +183,11 @@ class Round(Aggregate):
         return [p for p in self.players if p not in self.escaped]
 
     def hand(self, player_id: str) -> tuple[Card, ...]:
-        return parse_cards(self.hands[player_id])
+        return self._parsed_hands[player_id]
+
+    @cached_property
+    def _parsed_hands(self) -> dict[str, tuple[Card, ...]]:
+        return {p: parse_cards(cards) for p, cards in self.hands.items()}
 
     def play_of(self, player_id: str) -> Play:
         """What the player brings to the showdown: the latest submission (R4.3)."""

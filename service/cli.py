@@ -313,6 +313,65 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _read_store(command: str, data: str) -> Any:
+    """``_open_store`` for commands that only read: a missing SQLite store is an error here,
+    not a new empty one."""
+    import os
+
+    store = Path(data) / "thirteen.sqlite"
+    if os.environ.get("THIRTEEN_STORE", "sqlite") == "sqlite" and not store.is_file():
+        print(f"thirteen {command}: no event store in {data} (expected {store})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return _open_store(command, data)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """A round's events in order, each with the round's state after it."""
+    from service.application import check_id
+    from service.replay import render_json, render_text, round_events, steps
+
+    app = _read_store("replay", args.data)
+    if isinstance(app, int):
+        return app
+    try:
+        found = steps(round_events(app, check_id(args.round, "round")))
+    except RuleError as error:
+        print(f"thirteen replay: {error.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        app.close()
+    sys.stdout.write(render_json(found) if args.json else render_text(args.round, found))
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """A round's dispute report, in text and optionally as one HTML page."""
+    from service.application import check_id
+    from service.explain import load, render_text
+    from service.explain_html import render_html
+
+    app = _read_store("explain", args.data)
+    if isinstance(app, int):
+        return app
+    try:
+        report = load(app, check_id(args.round, "round"))
+        if args.player is not None:
+            report.player(args.player)
+    except RuleError as error:
+        print(f"thirteen explain: {error.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        app.close()
+    if args.html:
+        try:
+            Path(args.html).write_text(render_html(report, args.player), encoding="utf-8")
+        except OSError as error:
+            print(f"thirteen explain: cannot write {args.html}: {error.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    sys.stdout.write(render_text(report, args.player))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -378,6 +437,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", default=None, help="seeds the client seeds and the foul draft (default random)"
     )
     demo.set_defaults(run=_demo)
+    replay = commands.add_parser(
+        "replay", help="a round's events in order, each with the round's state after it"
+    )
+    replay.add_argument("--round", required=True, help="the round id")
+    replay.add_argument(
+        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+    )
+    replay.add_argument("--json", action="store_true", help="a JSON list of {event, state}")
+    replay.set_defaults(run=_replay)
+    explain = commands.add_parser(
+        "explain", help="a round's dispute report: hands, comparisons, coins, fairness proof"
+    )
+    explain.add_argument("--round", required=True, help="the round id")
+    explain.add_argument(
+        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+    )
+    explain.add_argument("--player", help="tell the report from this player's point of view")
+    explain.add_argument("--html", metavar="FILE", help="also write the report as one HTML page")
+    explain.set_defaults(run=_explain)
     return parser
 
 

@@ -32,7 +32,6 @@ class LogFollower:
         self.listeners: list[Listener] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._caught_up = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="log-follower", daemon=True)
         app.listeners.append(self.poke)
 
@@ -62,14 +61,7 @@ class LogFollower:
             delivered += len(events)
             if len(events) < self.batch:
                 break
-        with self._caught_up:
-            self._caught_up.notify_all()
         return delivered
-
-    def wait_for(self, position: int, timeout: float) -> bool:
-        """Block until events up to ``position`` have been delivered (or the timeout)."""
-        with self._caught_up:
-            return self._caught_up.wait_for(lambda: self.position >= position, timeout)
 
     def _run(self) -> None:
         while not self._stop.is_set():
