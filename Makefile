@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 GENERATED := service/_generated/.stamp
 PROTOS := $(wildcard protos/thirteen/v1/*.proto)
 
-.PHONY: setup test lint format unit run bench clean
+.PHONY: setup test lint format unit run bench clean report-check
 
 setup: $(STAMP) $(GENERATED)
 
@@ -44,6 +44,14 @@ run: setup
 
 bench: setup
 	$(BIN)/python -m tests.bench
+
+# The explain HTML report drawn by a real browser: installs Debian's chromium when it is
+# missing (as root), then runs the screenshot test, which must not skip here.
+report-check: setup
+	@command -v chromium >/dev/null 2>&1 || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+	THIRTEEN_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest \
+		tests/cli/test_replay_explain.py -k chromium
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

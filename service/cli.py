@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -231,7 +232,7 @@ def _finding_line(finding: Any) -> str:
 def _audit(args: argparse.Namespace) -> int:
     """Verify rounds against the rules: from the store, or offline from an export."""
     from domain.audit import passed
-    from service.audit import Decoder, Evidence, StoreReader, audit, from_document
+    from service.audit import Decoder, Evidence, StoreReader, audit, audit_many, from_document
 
     decoder = Decoder()
     reports: list[tuple[str, list[Any]]] = []
@@ -274,12 +275,14 @@ def _audit(args: argparse.Namespace) -> int:
                 reports.append((args.round, audit(evidence, decoder)))
             else:
                 bar = None if args.json else _ProgressBar("reading the log")
+                evidences = []
                 for found, extra in reader.every_round(bar):
                     if found is None:
                         if extra:
                             reports.append(("(streams outside rounds)", extra))
                         continue
-                    reports.append((found.round_id, audit(found, decoder)))
+                    evidences.append(found)
+                reports += audit_many(evidences, args.workers or os.cpu_count() or 1)
         finally:
             views.close()
             app.close()
@@ -422,6 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--receipt", help="the receipt Reveal returned, to check the chain still ends there"
     )
     auditor.add_argument("--json", action="store_true", help="machine-readable output")
+    auditor.add_argument(
+        "--workers", type=int, default=0, help="processes for --all (default: one per core)"
+    )
     auditor.set_defaults(run=_audit)
     demo = commands.add_parser(
         "demo", help="four bots play a few rounds against a server (or one started for the demo)"

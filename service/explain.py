@@ -280,6 +280,13 @@ def _player(
     )
 
 
+def _values(round_: Round, player: str) -> tuple[int, int, int]:
+    """The pile values (R2) of a player who arranged (neither special nor missing)."""
+    arrangement = round_.play_of(player).arrangement
+    assert arrangement is not None
+    return arrangement.values(round_.ruleset.wheel)
+
+
 def _pair(round_: Round, pair: PairResult, views: dict[str, PlayerView]) -> PairView:
     """The domain's verdict on one pair, with each pile's worth (R6.1) and the multipliers."""
     ruleset = round_.ruleset
@@ -302,8 +309,8 @@ def _pair(round_: Round, pair: PairResult, views: dict[str, PlayerView]) -> Pair
         return PairView(kind="both_foul", piles=(), **common)
     if a.foul_reason or b.foul_reason:
         winner, sign = (b, -1) if a.foul_reason else (a, 1)
-        values = round_.play_of(winner.player_id).arrangement.values(ruleset.wheel)  # type: ignore[union-attr]
-        outcomes = tuple(
+        values = _values(round_, winner.player_id)
+        won = tuple(
             PileOutcome(
                 name,
                 sign,
@@ -313,9 +320,8 @@ def _pair(round_: Round, pair: PairResult, views: dict[str, PlayerView]) -> Pair
             )
             for k, (name, v) in enumerate(zip(PILE_NAMES, values, strict=True))
         )
-        return PairView(kind="foul", piles=outcomes, **common)
-    va = round_.play_of(pair.a).arrangement.values(ruleset.wheel)  # type: ignore[union-attr]
-    vb = round_.play_of(pair.b).arrangement.values(ruleset.wheel)  # type: ignore[union-attr]
+        return PairView(kind="foul", piles=won, **common)
+    va, vb = _values(round_, pair.a), _values(round_, pair.b)
     outcomes = []
     for k, (name, x, y) in enumerate(zip(PILE_NAMES, va, vb, strict=True)):
         result = (x > y) - (x < y)
@@ -443,7 +449,7 @@ def phase_words(report: Report) -> str:
 def multiplier_words(pair: PairView) -> str:
     """``(+1 +1 +1) = +3, scoop ×2, home run ×2 = +12`` for ``a``; specials take none."""
     if pair.kind == "special":
-        return f"special hand points, no multiplier (R6.5, R6.6): {signed(pair.points)}"
+        return "none: a special hand scores its fixed points (R6.5, R6.6)"
     if pair.kind == "both_foul":
         return "both foul: 0 (R6.4)"
     terms = " ".join(f"{p.result * p.worth:+d}" for p in pair.piles)
@@ -457,7 +463,7 @@ def multiplier_words(pair: PairView) -> str:
     return text
 
 
-def settlement_note(report: Report, view: PlayerView) -> str:
+def settlement_note(view: PlayerView) -> str:
     """Why settled coins differ from the gross result (R9.1 cap, R9.2 scaling)."""
     if view.gross is None or view.coins is None or view.gross == view.coins:
         return ""
@@ -591,7 +597,7 @@ def overall_sentence(report: Report, me: str) -> str:
 # --- text -------------------------------------------------------------------------------------
 
 
-def _player_lines(report: Report, view: PlayerView, width: int) -> list[str]:
+def _player_lines(view: PlayerView, width: int) -> list[str]:
     name = view.player_id.ljust(width)
     pad = " " * (width + 2)
     lines = [f"  {name}  seat {view.seat}, balance at the deal {view.balance_at_deal}: "]
@@ -614,7 +620,7 @@ def _player_lines(report: Report, view: PlayerView, width: int) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-def _pair_lines(report: Report, pair: PairView) -> list[str]:
+def _pair_lines(pair: PairView) -> list[str]:
     lead = (
         f"{pair.a} {signed(pair.points)}"
         if pair.points > 0
@@ -650,7 +656,7 @@ def _coin_lines(report: Report) -> list[str]:
             f"  {view.player_id:<{width}}  {points:>6}  {gross_:>7}  {view.balance_at_deal:>8}  "
             f"{settled:>7}  {signed(view.escape_coins):>6}  {view.balance_after:>7}"
         )
-        note = settlement_note(report, view)
+        note = settlement_note(view)
         if note:
             notes.append(f"  {view.player_id}: gross {view.gross}, settled {view.coins}: {note}")
     return lines + notes
@@ -705,7 +711,7 @@ def render_text(report: Report, player: str | None = None) -> str:
     out.append("Players (front | middle | back)" if report.over else "Players")
     width = max(len(p.player_id) for p in report.players)
     for view in report.players:
-        out += _player_lines(report, view, width)
+        out += _player_lines(view, width)
     escapes = [p for p in report.players if p.escaped]
     if escapes:
         out.append("")
@@ -719,7 +725,7 @@ def render_text(report: Report, player: str | None = None) -> str:
         out.append("")
         out.append("Comparisons (R6)")
         for pair in report.pairs_for(player):
-            out += _pair_lines(report, pair)
+            out += _pair_lines(pair)
     if report.over:
         out.append("")
         out.append(

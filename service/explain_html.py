@@ -48,7 +48,9 @@ h2 { font-size: 18px; margin: 0 0 10px; }
 .view .overall { font-size: 16px; font-weight: 600; }
 .view ul { margin: 6px 0; padding-left: 20px; }
 .players { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 14px; }
-.player { border: 1px solid var(--line); border-radius: 10px; overflow: hidden; }
+.player { border: 1px solid var(--line); border-radius: 10px; overflow: hidden;
+  display: flex; flex-direction: column; }
+.player .felt { flex: 1; }
 .player.me { border: 2px solid #f0a030; }
 .player .top { display: flex; justify-content: space-between; align-items: baseline;
   padding: 8px 12px; background: #f7f9f6; gap: 8px; }
@@ -66,7 +68,7 @@ h2 { font-size: 18px; margin: 0 0 10px; }
 .row .words { font-size: 13px; }
 .cards { display: flex; gap: 4px; }
 .cards.fan { gap: 0; }
-.cards.fan .card + .card { margin-left: -12px; }
+.cards.fan .card + .card { margin-left: -8px; }
 .cards.fan .back + .back { margin-left: -24px; }
 .card { width: 38px; height: 54px; background: #fff; border: 1px solid #8d949c;
   border-radius: 5px; box-shadow: 0 1px 2px rgba(0,0,0,.35); color: #16181d;
@@ -224,7 +226,7 @@ def _cell(value: int | None) -> str:
 def _coins(report: Report) -> str:
     rows = []
     for view in report.players:
-        note = settlement_note(report, view)
+        note = settlement_note(view)
         rows.append(
             f"<tr><td>{_e(view.player_id)}</td>{_cell(view.points)}{_cell(view.gross)}"
             f"<td>{view.balance_at_deal}</td>{_cell(view.coins)}{_cell(view.escape_coins)}"

@@ -16,12 +16,13 @@ from datetime import datetime
 from typing import Any
 
 from domain.chain import StoredRecord
+from domain.ids import round_uuid
 from domain.round import Round
 from service.application import Thirteen
-from service.audit import Decoder, StoreReader
+from service.audit import Decoder, record_of
+from service.errors import NotFound
 
 HIDDEN = "hidden until the round is over"
-SERVICE = "service"
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,15 @@ class Step:
 
 
 def round_events(app: Thirteen, round_id: str) -> list[tuple[StoredRecord, Any]]:
-    """The round's stored records with their decoded domain events, in version order.
-    Raises ``NotFound`` for an unknown round."""
-    evidence = StoreReader(app, lambda _: None).evidence(round_id)
+    """The round's stored records with their decoded domain events, in version order (the
+    round's stream only: no wallet or table is read). Raises ``NotFound`` for an unknown
+    round."""
+    stored = app.recorder.select_events(round_uuid(round_id))
+    if not stored:
+        raise NotFound(f"round {round_id!r} does not exist")
     decoder = Decoder()
-    return [(record, decoder.event(record)) for record in evidence.round_records]
+    records = [record_of(0, s) for s in stored]  # 0: positions are not read by stream
+    return [(record, decoder.event(record)) for record in records]
 
 
 def fold(events: Sequence[Any]) -> Round:
@@ -78,7 +83,7 @@ def _time(at: datetime) -> str:
 
 def _event(record: StoredRecord, event: Any, ended: bool) -> dict[str, Any]:
     kind = type(event).__name__
-    who = str(getattr(event, "player_id", SERVICE))
+    who = getattr(event, "player_id", None)  # None: the service (deal, reveal, abandon)
     details: dict[str, Any] = {}
     if isinstance(event, Round.Dealt):
         details = {
@@ -181,7 +186,7 @@ def _signed(value: int) -> str:
 
 def _event_line(event: dict[str, Any]) -> str:
     who = event["who"]
-    by = "by the service" if who == SERVICE else f"by {who}"
+    by = "by the service" if who is None else f"by {who}"
     return f"v{event['version']:<3} {event['at']}  {event['type']} {by}"
 
 

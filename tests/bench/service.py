@@ -222,10 +222,12 @@ class Phase:
 
 
 def _run_phase(
-    server: ServerProcess, players: list[Player], step: Callable[[Player, Tally], None]
+    server: ServerProcess,
+    players: list[Player],
+    step: Callable[[Player, Tally], None],
+    duration: float,
 ) -> Phase:
-    """Warm up, then run ``step`` on every player's thread for the measured window."""
-    duration = ROUND_SECONDS if step is Player.round else ECHO_SECONDS
+    """Warm up, then run ``step`` on every player's thread for ``duration`` seconds."""
     barrier = threading.Barrier(len(players) + 1)
     tallies = [Tally() for _ in players]
     errors: list[BaseException] = []
@@ -317,7 +319,7 @@ def report() -> Iterator[str]:
         for thread in setup:
             thread.join()
 
-        echo = _run_phase(server, players, Player.echo)
+        echo = _run_phase(server, players, Player.echo, ECHO_SECONDS)
         samples = echo.every
         yield (
             f"  echo (DiagnosticsService.Echo)  calls/s {echo.rate(echo.calls):>7,.0f}   "
@@ -325,7 +327,7 @@ def report() -> Iterator[str]:
             f"over {echo.seconds:.0f} s   {_cpu(echo)}"
         )
 
-        rounds = _run_phase(server, players, Player.round)
+        rounds = _run_phase(server, players, Player.round, ROUND_SECONDS)
         samples = rounds.every
         yield (
             f"  full rounds ({TABLES} tables x {PLAYERS} players)  commands/s "

@@ -22,6 +22,7 @@ from domain.arrangement import Arrangement
 from domain.cards import format_cards, parse_cards
 from domain.ids import deal_round_id
 from domain.ruleset import STANDARD, Ruleset
+from domain.settlement import gross, settle
 from domain.shuffle import deal as shuffle_deal
 from domain.suggest import suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
@@ -148,7 +149,11 @@ def foul_piles(cards: Sequence[str], seed: int = 13) -> Piles:
 
 
 def arrange(
-    server: ServerThread, round_id: str, player_id: str, piles: Piles = ([], [], []), special=""
+    server: ServerThread,
+    round_id: str,
+    player_id: str,
+    piles: Piles = ([], [], []),
+    special: str = "",
 ) -> table_pb2.ArrangeResponse:
     front, middle, back = piles
     return server.tables.Arrange(
@@ -422,8 +427,6 @@ def wait_for_phase(server: ServerThread, round_id: str, phase: int) -> table_pb2
 
 def expected_coins(result: Any, players: Sequence[Any]) -> dict[str, int]:
     """R7, R9 from the revealed points and the balances recorded at the deal."""
-    from domain.settlement import gross, settle
-
     active = [p for p in players if not p.escaped]
     points = {p.player_id: p.points for p in result.players}
     coins = settle(

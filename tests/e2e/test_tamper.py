@@ -79,7 +79,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 
 
 @pytest.fixture
-def store(played: Played, tmp_path: Path) -> Path:
+def data(played: Played, tmp_path: Path) -> Path:
     """This test's own copy of the pristine store."""
     copy = tmp_path / "data"
     shutil.copytree(played.data, copy)
@@ -196,18 +196,18 @@ modes = pytest.mark.parametrize("mode", [ALL, ONE])
 
 
 @modes
-def test_untouched_store_audits_clean(played: Played, store: Path, mode: str) -> None:
-    audit = audit_store(store, played, mode)
+def test_untouched_store_audits_clean(played: Played, data: Path, mode: str) -> None:
+    audit = audit_store(data, played, mode)
     assert audit.status == 0, audit.stdout + audit.stderr
     assert audit.report["ok"] is True
     assert audit.failed() == []
     if mode == ONE:
-        with_receipt = audit_store(store, played, mode, "--receipt", played.receipt)
+        with_receipt = audit_store(data, played, mode, "--receipt", played.receipt)
         assert with_receipt.status == 0, with_receipt.stdout + with_receipt.stderr
 
 
-def test_triggers_refuse_update_and_delete(played: Played, store: Path) -> None:
-    connection = sqlite3.connect(store / DB)
+def test_triggers_refuse_update_and_delete(played: Played, data: Path) -> None:
+    connection = sqlite3.connect(data / DB)
     try:
         before = connection.execute("SELECT count(*), sum(length(state)) FROM stored_events")
         counted = before.fetchone()
@@ -232,62 +232,60 @@ def test_triggers_refuse_update_and_delete(played: Played, store: Path) -> None:
 
 
 @modes
-def test_edited_settlement_is_named(played: Played, store: Path, mode: str) -> None:
+def test_edited_settlement_is_named(played: Played, data: Path, mode: str) -> None:
     """Coins moved between two players in the Revealed event; the sum stays zero."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         _, _, state = row(db, played.originator_id, REVEALED)
         winner, loser = sorted(state["coins"])[:2]
         state["coins"][winner] += 100
         state["coins"][loser] -= 100
         write_state(db, played.originator_id, REVEALED, state)
-    position = position_of(store, played.originator_id, REVEALED)
+    position = position_of(data, played.originator_id, REVEALED)
     name = event_name(played, mode, "Round.Revealed", REVEALED, position)
-    audit = audit_store(store, played, mode)
+    audit = audit_store(data, played, mode)
     assert_names(audit, "CHAIN", name)
     assert_names(audit, "R9", name)  # the settlement scored again differs
 
 
 @modes
-def test_edited_points_are_named(played: Played, store: Path, mode: str) -> None:
-    with attacker(store) as db:
+def test_edited_points_are_named(played: Played, data: Path, mode: str) -> None:
+    with attacker(data) as db:
         _, _, state = row(db, played.originator_id, REVEALED)
         first, second = sorted(state["points"])[:2]
         state["points"][first] += 1
         state["points"][second] -= 1
         write_state(db, played.originator_id, REVEALED, state)
-    position = position_of(store, played.originator_id, REVEALED)
+    position = position_of(data, played.originator_id, REVEALED)
     name = event_name(played, mode, "Round.Revealed", REVEALED, position)
-    audit = audit_store(store, played, mode)
+    audit = audit_store(data, played, mode)
     assert_names(audit, "CHAIN", name)
     assert_names(audit, "R6", name)
 
 
 @modes
-def test_edited_card_in_an_arrangement_is_named(played: Played, store: Path, mode: str) -> None:
+def test_edited_card_in_an_arrangement_is_named(played: Played, data: Path, mode: str) -> None:
     """A card of the first arrangement replaced by a card dealt to someone else."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         _, _, dealt = row(db, played.originator_id, 1)
         _, _, arranged = row(db, played.originator_id, 2)
         other = next(p for p in dealt["players"] if p != arranged["player_id"])
         arranged["front"][0] = dealt["hands"][other][0]
         write_state(db, played.originator_id, 2, arranged)
-    name = event_name(
-        played, mode, "Round.Arranged", 2, position_of(store, played.originator_id, 2)
-    )
-    audit = audit_store(store, played, mode)
+    name = event_name(played, mode, "Round.Arranged", 2, position_of(data, played.originator_id, 2))
+    audit = audit_store(data, played, mode)
     assert_names(audit, "CHAIN", name)
     assert_names(audit, "R4.1", name)
 
 
-def test_edited_event_is_named_in_the_text_report(played: Played, store: Path) -> None:
-    with attacker(store) as db:
+def test_edited_event_is_named_in_the_text_report(played: Played, data: Path) -> None:
+    with attacker(data) as db:
         _, _, state = row(db, played.originator_id, REVEALED)
         first, second = sorted(state["coins"])[:2]
         state["coins"][first] -= 7
         state["coins"][second] += 7
         write_state(db, played.originator_id, REVEALED, state)
-    position = position_of(store, played.originator_id, REVEALED)
-    audit = run_audit(["--data", str(store), ALL])
+    position = position_of(data, played.originator_id, REVEALED)
+    audit = run_audit(["--data", str(data), ALL])
     assert audit.status == 1, audit.stdout + audit.stderr
     assert f"round {played.round_id} FAILS" in audit.stdout
     name = event_name(played, ALL, "Round.Revealed", REVEALED, position)
@@ -299,35 +297,31 @@ def test_edited_event_is_named_in_the_text_report(played: Played, store: Path) -
 
 
 @modes
-def test_deleted_event_in_the_middle_is_named(played: Played, store: Path, mode: str) -> None:
+def test_deleted_event_in_the_middle_is_named(played: Played, data: Path, mode: str) -> None:
     """Version 3 (an arrangement) removed: the break shows at version 4."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         db.execute(
             "DELETE FROM stored_events WHERE originator_id = ? AND originator_version = 3",
             (played.originator_id,),
         )
-    name = event_name(
-        played, mode, "Round.Arranged", 4, position_of(store, played.originator_id, 4)
-    )
-    assert_names(audit_store(store, played, mode), "CHAIN", name)
+    name = event_name(played, mode, "Round.Arranged", 4, position_of(data, played.originator_id, 4))
+    assert_names(audit_store(data, played, mode), "CHAIN", name)
 
 
 @modes
-def test_deleted_deal_is_named(played: Played, store: Path, mode: str) -> None:
+def test_deleted_deal_is_named(played: Played, data: Path, mode: str) -> None:
     """The first event of the round removed: the stream now starts at version 2."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         db.execute(
             "DELETE FROM stored_events WHERE originator_id = ? AND originator_version = 1",
             (played.originator_id,),
         )
-    name = event_name(
-        played, mode, "Round.Arranged", 2, position_of(store, played.originator_id, 2)
-    )
-    assert_names(audit_store(store, played, mode), "CHAIN", name)
+    name = event_name(played, mode, "Round.Arranged", 2, position_of(data, played.originator_id, 2))
+    assert_names(audit_store(data, played, mode), "CHAIN", name)
 
 
-def _delete_reveal(store: Path, played: Played) -> None:
-    with attacker(store) as db:
+def _delete_reveal(data: Path, played: Played) -> None:
+    with attacker(data) as db:
         db.execute(
             "DELETE FROM stored_events WHERE originator_id = ? AND originator_version = ?",
             (played.originator_id, REVEALED),
@@ -335,11 +329,11 @@ def _delete_reveal(store: Path, played: Played) -> None:
 
 
 @modes
-def test_deleted_reveal_fails_the_cross_checks(played: Played, store: Path, mode: str) -> None:
+def test_deleted_reveal_fails_the_cross_checks(played: Played, data: Path, mode: str) -> None:
     """The last event of the round removed. The stream's own chain is still a valid prefix, but
     the wallets settled the round (and the table ended it): the audit must not pass."""
-    _delete_reveal(store, played)
-    audit = audit_store(store, played, mode)
+    _delete_reveal(data, played)
+    audit = audit_store(data, played, mode)
     rounds = {r["round_id"]: r for r in audit.report["rounds"]}
     checks = rounds[played.round_id]["findings"]
     assert audit.status == 1, (
@@ -350,20 +344,20 @@ def test_deleted_reveal_fails_the_cross_checks(played: Played, store: Path, mode
     assert rounds[played.round_id]["ok"] is False
 
 
-def test_deleted_reveal_is_caught_by_the_receipt(played: Played, store: Path) -> None:
-    _delete_reveal(store, played)
+def test_deleted_reveal_is_caught_by_the_receipt(played: Played, data: Path) -> None:
+    _delete_reveal(data, played)
     name = event_name(played, ONE, "Round.Arranged", 5, 0)  # the head the chain now ends at
-    audit = audit_store(store, played, ONE, "--receipt", played.receipt)
+    audit = audit_store(data, played, ONE, "--receipt", played.receipt)
     assert_names(audit, "CHAIN", name)
     assert any("receipt" in f["message"] for f in audit.failed())
 
 
-def test_deleted_round_stream_is_detected(played: Played, store: Path) -> None:
+def test_deleted_round_stream_is_detected(played: Played, data: Path) -> None:
     """Every event of the round removed: its wallets' settlements and the table's record of the
     round remain, naming a round the log no longer holds."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         db.execute("DELETE FROM stored_events WHERE originator_id = ?", (played.originator_id,))
-    audit = audit_store(store, played, ALL)
+    audit = audit_store(data, played, ALL)
     assert audit.status == 1, (
         f"deleting round {played.round_id} entirely went undetected (exit {audit.status}): "
         f"{len(audit.report['rounds'])} other rounds audited, nothing names it"
@@ -397,48 +391,48 @@ def _forged_arrangement(db: sqlite3.Connection, played: Played, chain: str) -> d
     "chain", ["zeros", "copied from the head", "copied from the event it imitates"]
 )
 def test_inserted_event_after_the_reveal_is_named(
-    played: Played, store: Path, mode: str, chain: str
+    played: Played, data: Path, mode: str, chain: str
 ) -> None:
-    with attacker(store) as db:
+    with attacker(data) as db:
         state = _forged_arrangement(db, played, chain)
         db.execute(
             "INSERT INTO stored_events (originator_id, originator_version, topic, state) "
             "VALUES (?, ?, ?, ?)",
             (played.originator_id, REVEALED + 1, f"{ROUND}.Arranged", json.dumps(state).encode()),
         )
-    position = position_of(store, played.originator_id, REVEALED + 1)
+    position = position_of(data, played.originator_id, REVEALED + 1)
     name = event_name(played, mode, "Round.Arranged", REVEALED + 1, position)
-    audit = audit_store(store, played, mode)
+    audit = audit_store(data, played, mode)
     assert_names(audit, "CHAIN", name)
     assert_names(audit, "R10.4", name)
 
 
 @modes
 def test_inserted_event_with_a_recomputed_link_is_named(
-    played: Played, store: Path, mode: str
+    played: Played, data: Path, mode: str
 ) -> None:
     """The chain is an unkeyed hash, so a forger can append a correctly linked event: the
     chain holds, and the rules (R10.4: nothing follows the reveal) and the receipt catch it."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         state = _forged_arrangement(db, played, "recomputed")
         db.execute(
             "INSERT INTO stored_events (originator_id, originator_version, topic, state) "
             "VALUES (?, ?, ?, ?)",
             (played.originator_id, REVEALED + 1, f"{ROUND}.Arranged", json.dumps(state).encode()),
         )
-    position = position_of(store, played.originator_id, REVEALED + 1)
+    position = position_of(data, played.originator_id, REVEALED + 1)
     name = event_name(played, mode, "Round.Arranged", REVEALED + 1, position)
-    assert_names(audit_store(store, played, mode), "R10.4", name)
+    assert_names(audit_store(data, played, mode), "R10.4", name)
     if mode == ONE:
-        receipted = audit_store(store, played, mode, "--receipt", played.receipt)
+        receipted = audit_store(data, played, mode, "--receipt", played.receipt)
         assert_names(receipted, "CHAIN", name)
 
 
 @modes
-def test_inserted_event_before_the_reveal_is_named(played: Played, store: Path, mode: str) -> None:
+def test_inserted_event_before_the_reveal_is_named(played: Played, data: Path, mode: str) -> None:
     """The Revealed event moved up to version 7 and a forged, correctly linked arrangement put
     at version 6: the reveal's link no longer holds. (The new row sits at the end of the log.)"""
-    with attacker(store) as db:
+    with attacker(data) as db:
         _, _, arranged = row(db, played.originator_id, 5)
         forged = dict(_forged_arrangement(db, played, "zeros"))
         forged["at"] = forged["timestamp"] = arranged["at"]
@@ -454,41 +448,39 @@ def test_inserted_event_before_the_reveal_is_named(played: Played, store: Path, 
             "VALUES (?, ?, ?, ?)",
             (played.originator_id, REVEALED, f"{ROUND}.Arranged", json.dumps(forged).encode()),
         )
-    position = position_of(store, played.originator_id, REVEALED + 1)
+    position = position_of(data, played.originator_id, REVEALED + 1)
     name = event_name(played, mode, "Round.Revealed", REVEALED + 1, position)
-    assert_names(audit_store(store, played, mode), "CHAIN", name)
+    assert_names(audit_store(data, played, mode), "CHAIN", name)
 
 
 # (d) Reordered events ------------------------------------------------------------------------
 
 
 @modes
-def test_swapped_versions_are_named(played: Played, store: Path, mode: str) -> None:
+def test_swapped_versions_are_named(played: Played, data: Path, mode: str) -> None:
     """Versions 3 and 4 exchanged: each row keeps its place in the log and its content."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         for old, new in ((3, -1), (4, 3), (-1, 4)):
             db.execute(
                 "UPDATE stored_events SET originator_version = ? "
                 "WHERE originator_id = ? AND originator_version = ?",
                 (new, played.originator_id, old),
             )
-    name = event_name(
-        played, mode, "Round.Arranged", 3, position_of(store, played.originator_id, 3)
-    )
-    assert_names(audit_store(store, played, mode), "CHAIN", name)
+    name = event_name(played, mode, "Round.Arranged", 3, position_of(data, played.originator_id, 3))
+    assert_names(audit_store(data, played, mode), "CHAIN", name)
 
 
 @modes
-def test_swapped_states_are_named(played: Played, store: Path, mode: str) -> None:
+def test_swapped_states_are_named(played: Played, data: Path, mode: str) -> None:
     """The contents of versions 3 and 4 exchanged, versions and positions kept."""
-    with attacker(store) as db:
+    with attacker(data) as db:
         _, _, third = row(db, played.originator_id, 3)
         _, _, fourth = row(db, played.originator_id, 4)
         write_state(db, played.originator_id, 3, fourth)
         write_state(db, played.originator_id, 4, third)
-    audit = audit_store(store, played, mode)
+    audit = audit_store(data, played, mode)
     for version in (3, 4):
-        position = position_of(store, played.originator_id, version)
+        position = position_of(data, played.originator_id, version)
         assert_names(audit, "CHAIN", event_name(played, mode, "Round.Arranged", version, position))
 
 
