@@ -8,9 +8,11 @@ loses an optimistic-concurrency race is retried from a fresh load a bounded numb
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,7 +48,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 A = TypeVar("A")
 
-RETRIES = 8
+RETRIES = 10
+STRIPES = 256
 MAX_ID_LENGTH = 128
 MAX_CLIENT_SEED_LENGTH = 256
 
@@ -60,12 +63,33 @@ def retried(method: Callable[P, R]) -> Callable[P, R]:
             try:
                 return method(*args, **kwargs)
             except IntegrityError:
-                time.sleep(random.uniform(0, 0.001 * 2**attempt))
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
         raise Conflict(
             f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
         )
 
     return wrapper
+
+
+def serialized(argument: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Run a command for one key (a round, a table, a player) at a time in this process:
+    concurrent calls queue here instead of racing the store. The store's optimistic check
+    still guards against other processes."""
+
+    def decorate(method: Callable[P, R]) -> Callable[P, R]:
+        index = list(inspect.signature(method).parameters).index(argument)
+
+        @functools.wraps(method)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            key = kwargs[argument] if argument in kwargs else args[index]
+            app = args[0]
+            assert isinstance(app, Thirteen)
+            with app.stripe(str(key)):
+                return method(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 def check_id(value: str, field: str) -> str:
@@ -125,6 +149,10 @@ class Thirteen(Application[UUID]):
         self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
         self.listeners: list[Callable[[], None]] = []
         self._heads: dict[UUID, tuple[int, str]] = {}  # stream → (version, chain) of its head
+        self._stripes = [threading.Lock() for _ in range(STRIPES)]
+
+    def stripe(self, key: str) -> threading.Lock:
+        return self._stripes[hash(key) % STRIPES]
 
     # Tamper evidence -------------------------------------------------------------------------
 
@@ -243,6 +271,7 @@ class Thirteen(Application[UUID]):
         self.save(wallet, transfer)
         return Balance(player_id, wallet.balance)
 
+    @serialized("player_id")
     @retried
     def credit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
         return self._transfer(
@@ -254,6 +283,7 @@ class Thirteen(Application[UUID]):
             create=True,
         )
 
+    @serialized("player_id")
     @retried
     def debit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
         """R10.6: refused above the balance or while in a dealt, unrevealed round."""
@@ -268,6 +298,7 @@ class Thirteen(Application[UUID]):
 
     # Tables -----------------------------------------------------------------------------------
 
+    @serialized("table_id")
     @retried
     def open_table(self, table_id: str, ruleset: Ruleset, request_id: str = "") -> Table:
         """R13: the ruleset is recorded in full; R12.1: the first commitment is published."""
@@ -285,6 +316,7 @@ class Thirteen(Application[UUID]):
         self.save(table)
         return table
 
+    @serialized("table_id")
     @retried
     def sit_down(self, table_id: str, player_id: str) -> Table:
         """R8.1, R10.1, R10.6."""
@@ -299,6 +331,7 @@ class Thirteen(Application[UUID]):
         self.save(table, wallet)
         return table
 
+    @serialized("table_id")
     @retried
     def stand_up(self, table_id: str, player_id: str) -> StandUpResult:
         """R10.5: free between rounds; between the deal and the showdown an escape (R11)."""
@@ -338,6 +371,7 @@ class Thirteen(Application[UUID]):
 
     # Rounds -----------------------------------------------------------------------------------
 
+    @serialized("table_id")
     @retried
     def deal(self, table_id: str, client_seed: str = "", request_id: str = "") -> Round:
         """R10.1, R12: deal to everyone seated from the committed seed; R8.3, R8.4: fix the
@@ -379,6 +413,7 @@ class Thirteen(Application[UUID]):
         self.save(table, round_, *wallets)
         return round_
 
+    @serialized("round_id")
     @retried
     def arrange(
         self,
@@ -406,6 +441,7 @@ class Thirteen(Application[UUID]):
         self.save(round_)
         return ArrangeResult(round_, player_id, reason, None)
 
+    @serialized("round_id")
     @retried
     def reveal(self, round_id: str) -> RevealResult:
         """R10.3: settle (R9) every active player's wallet in the same save as the reveal, and

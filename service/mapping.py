@@ -18,6 +18,7 @@ from domain.errors import CardError
 from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.ruleset import Ruleset, resolve
+from domain.specials import qualifying
 from domain.table import Table
 from service._generated.thirteen.v1 import table_pb2 as pb
 
@@ -110,6 +111,19 @@ def visible_hands(round_: Round, viewer: str | None) -> list[str]:
     return [viewer] if viewer in round_.players else []
 
 
+def _hand(round_: Round, player: str, viewer: str | None) -> pb.Hand:
+    hand = pb.Hand(player_id=player, cards=round_.hands[player])
+    if player == viewer and not round_.ended:  # R5.6, for the player deciding what to play
+        rules = round_.ruleset
+        hand.qualifying_specials.extend(
+            q.special.id
+            for q in qualifying(
+                round_.hand(player), quad_counts_as_two_pairs=rules.quad_counts_as_two_pairs
+            )
+        )
+    return hand
+
+
 def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
     """The fields of ``Round`` as ``viewer`` may see them (None: every hand)."""
     fields: dict[str, Any] = {
@@ -121,9 +135,7 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
         "base_stake": round_.base_stake,
         "dealt_at": timestamp(round_.dealt_at),
         "deadline": timestamp(round_.deadline),
-        "hands": [
-            pb.Hand(player_id=p, cards=round_.hands[p]) for p in visible_hands(round_, viewer)
-        ],
+        "hands": [_hand(round_, p, viewer) for p in visible_hands(round_, viewer)],
         "phase": _phase(round_),
         "players": [
             pb.RoundPlayer(

@@ -109,3 +109,25 @@ def test_r5_5_a_player_may_give_the_split_of_a_split_special_and_it_is_recorded(
     assert (a.special, a.foul) == ("three_flushes", False)
     assert (list(a.front), list(a.middle), list(a.back)) == given
     assert a.points == Special.THREE_FLUSHES.default_points  # R6.5: against B's normal hand
+
+
+def test_r5_6_get_round_tells_the_viewer_which_specials_their_own_hand_qualifies_for(server):
+    """Only the viewer's own hand carries the list, and only before the round is over."""
+    from domain.cards import parse_cards
+    from domain.specials import qualifying
+    from service._generated.thirteen.v1 import table_pb2 as pb
+    from service._generated.thirteen.v1 import wallet_pb2
+
+    for p in "AB":
+        server.wallets.Credit(
+            wallet_pb2.CreditRequest(player_id=f"q{p}", amount=100, transfer_id=f"q{p}")
+        )
+    server.tables.OpenTable(pb.OpenTableRequest(table_id="q"))
+    for p in "AB":
+        server.tables.SitDown(pb.SitDownRequest(table_id="q", player_id=f"q{p}"))
+    dealt = server.tables.Deal(pb.DealRequest(table_id="q"))
+    seen = server.tables.GetRound(pb.GetRoundRequest(round_id=dealt.round_id, viewer="qA"))
+    (hand,) = seen.hands
+    expected = [q.special.id for q in qualifying(parse_cards(hand.cards))]
+    assert list(hand.qualifying_specials) == expected
+    assert all(not h.qualifying_specials for h in dealt.hands)
