@@ -20,7 +20,7 @@ from domain.errors import RuleError
 from domain.escape import escape_transfers
 from domain.play import declare
 from domain.results import RoundResult, round_result
-from domain.round import Round
+from domain.round import Outcome, Round
 from domain.ruleset import Ruleset
 from domain.shuffle import deal, verify_commitment
 from domain.specials import Split
@@ -56,6 +56,7 @@ class RoundEvidence:
     wallet_moves: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
     view: RoundResult | None = None
     receipt: str = ""
+    table_ended: bool | None = None  # whether the table recorded this round's end, if known
 
 
 class _Report:
@@ -79,15 +80,25 @@ def verify_round(evidence: RoundEvidence) -> list[Finding]:
     names = {id(e): r.name for e, r in zip(events, evidence.records, strict=False)}
     _verify_deal(dealt, evidence, report)
     round_: Round | None = None
+    outcome: Outcome | None = None  # scored once, at the reveal
     ended = False
-    for event in events:
+    for version, event in enumerate(events, start=1):
         where = names.get(id(event), "")
+        if event.originator_version != version:  # the chain finding says why
+            report.check(
+                CHAIN_RULE,
+                False,
+                "",
+                "the round cannot be replayed past this event: its version is out of sequence",
+                where,
+            )
+            return report.findings
         if round_ is not None:
             if ended:
                 report.check("R10.4", False, "", "an event follows the end of the round", where)
             _verify_submission(round_, event, where, report)
             if isinstance(event, Round.Revealed):
-                _verify_reveal(round_, event, evidence, where, report)
+                outcome = _verify_reveal(round_, event, where, report)
             if isinstance(event, Round.Revealed | Round.Abandoned):
                 ended = True
                 report.check(
@@ -98,8 +109,8 @@ def verify_round(evidence: RoundEvidence) -> list[Finding]:
                     where,
                 )
         round_ = event.mutate(round_)
-    if round_ is not None and round_.revealed:
-        _verify_results(round_, evidence, report)
+    if round_ is not None:
+        _verify_results(round_, outcome, evidence, report)
     return report.findings
 
 
@@ -252,9 +263,7 @@ def _verify_submission(round_: Round, event: Any, where: str, report: _Report) -
     )
 
 
-def _verify_reveal(
-    round_: Round, event: Any, evidence: RoundEvidence, where: str, report: _Report
-) -> None:
+def _verify_reveal(round_: Round, event: Any, where: str, report: _Report) -> Outcome:
     allowed = event.at >= round_.deadline or not round_.not_ready()
     report.check(
         "R10.3",
@@ -287,9 +296,14 @@ def _verify_reveal(
         "the settlement does not sum to zero",
         where,
     )
+    return outcome
 
 
-def _verify_results(round_: Round, evidence: RoundEvidence, report: _Report) -> None:
+def _verify_results(
+    round_: Round, outcome: Outcome | None, evidence: RoundEvidence, report: _Report
+) -> None:
+    """R9 against the wallets and the results view; also catches a round whose own record
+    lost its end while the wallets or the table still show it."""
     expected: dict[str, list[tuple[str, int]]] = {p: [] for p in round_.players}
     for player, transfers in round_.escaped.items():
         for other, amount in transfers.items():
@@ -297,19 +311,28 @@ def _verify_results(round_: Round, evidence: RoundEvidence, report: _Report) -> 
             expected[other].append((kind, amount))
     for player, coins in round_.coins.items():
         expected[player].append(("settlement", coins))
-    if evidence.wallet_moves:
+    if evidence.wallet_moves or round_.escaped or round_.coins:
         moved = {p: sorted(m) for p, m in evidence.wallet_moves.items() if m}
         wanted = {p: sorted(m) for p, m in expected.items() if m}
         report.check(
             "R9",
             moved == wanted,
             "the wallets moved exactly the recorded settlement and escape coins",
-            f"the wallets moved {moved}, the round records {wanted}",
+            f"the wallets moved {moved} for this round, its record accounts for {wanted}",
         )
-    if evidence.view is not None:
+    if evidence.table_ended is not None:
+        report.check(
+            "R10.3",
+            evidence.table_ended == round_.ended,
+            "the table and the round agree on whether the round is over",
+            "the table records the end of this round but the round's record does not"
+            if evidence.table_ended
+            else "the round's record ends the round but the table never recorded its end",
+        )
+    if evidence.view is not None and round_.revealed:
         report.check(
             "R6",
-            evidence.view == round_result(round_),
+            evidence.view == round_result(round_, outcome),
             "the results view equals the result recomputed from the events",
             "the results view differs from the result recomputed from the events",
         )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from domain.cards import format_cards
 
 if TYPE_CHECKING:
-    from domain.round import Round
+    from domain.round import Outcome, Round
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,10 @@ class RoundResult:
         )
 
 
-def round_result(round_: Round) -> RoundResult:
-    """The showdown of a revealed round, recomputed from its events (R9.3)."""
-    outcome = round_.outcome()
+def round_result(round_: Round, outcome: Outcome | None = None) -> RoundResult:
+    """The showdown of a revealed round, recomputed from its events (R9.3); ``outcome`` when
+    the caller has already scored it."""
+    outcome = outcome or round_.outcome()
     players = []
     for score in outcome.score.players:
         play = round_.play_of(score.player_id)

@@ -38,13 +38,24 @@ _WALLET_MOVES = {
 }
 
 
+def _state(raw: bytes) -> dict[str, Any]:
+    """The stored JSON; bytes that are not a JSON object (tampering) read as an empty state,
+    which the hash chain then reports."""
+    try:
+        state = json.loads(raw)
+    except ValueError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
 def record_of(position: int, stored: StoredEvent) -> StoredRecord:
     return StoredRecord(
         position,
         str(stored.originator_id),
         stored.originator_version,
         stored.topic,
-        json.loads(stored.state),
+        _state(stored.state),
+        stored.state,
     )
 
 
@@ -60,10 +71,12 @@ class Evidence:
     round_id: str
     table_id: str
     round_records: list[StoredRecord]
-    table_opened: StoredRecord
+    table_opened: StoredRecord | None  # None when the store no longer has it
     wallet_records: dict[str, list[tuple[StoredRecord, str]]] = field(default_factory=dict)
     result: dict[str, Any] | None = None
     receipt: str = ""
+    table_ended: bool | None = None  # whether the table recorded the round's end
+    links_checked: bool = False  # the wallet and table chains were verified whole already
 
     def document(self) -> str:
         """The export: canonical JSON (sorted keys, compact) of every event of the round, the
@@ -74,7 +87,7 @@ class Evidence:
                 "round_id": self.round_id,
                 "table_id": self.table_id,
                 "round_events": [_record_json(r) for r in self.round_records],
-                "table_opened": _record_json(self.table_opened),
+                "table_opened": _record_json(self.table_opened) if self.table_opened else None,
                 "wallet_events": {
                     p: [{**_record_json(r), "previous_chain": prev} for r, prev in rs]
                     for p, rs in self.wallet_records.items()
@@ -116,27 +129,49 @@ class Decoder:
         for transcoding in (UUIDAsHex(), DecimalAsStr(), DatetimeAsISO()):  # as the app's
             transcoder.register(transcoding)
         self.mapper: Mapper[UUID] = Mapper(transcoder=transcoder)
+        self._rulesets: dict[tuple[str, str], dict[str, Any]] = {}
 
     def event(self, record: StoredRecord) -> Any:
+        """The domain event; from the stored bytes when the record came from a store."""
+        state = record.raw if record.raw is not None else json.dumps(dict(record.state)).encode()
         stored = StoredEvent(
             originator_id=UUID(record.stream),
             originator_version=record.version,
             topic=record.topic,
-            state=json.dumps(dict(record.state)).encode(),
+            state=state,
         )
         return self.mapper.to_domain_event(stored)
+
+    def ruleset_of(self, opened: StoredRecord) -> dict[str, Any]:
+        """A table's ruleset from its opening event (decoded once per table)."""
+        key = (opened.stream, opened.chain)
+        if key not in self._rulesets:
+            self._rulesets[key] = dict(self.event(opened).ruleset)
+        return self._rulesets[key]
 
 
 def evidence_to_check(evidence: Evidence, decoder: Decoder) -> tuple[RoundEvidence, list[Finding]]:
     """The domain's evidence, plus findings about the wallet and table links themselves."""
     extra: list[Finding] = []
-    for records in evidence.wallet_records.values():
+    for records in [] if evidence.links_checked else evidence.wallet_records.values():
         for record, previous in records:
             for broken in verify_chain([record], previous=previous, first_version=record.version):
                 extra.append(Finding("CHAIN", False, broken.message, broken.event))
-    for broken in verify_chain([evidence.table_opened]):
-        extra.append(Finding("CHAIN", False, broken.message, broken.event))
-    opened = decoder.event(evidence.table_opened)
+    table_ruleset: dict[str, Any] = {}
+    if evidence.table_opened is None:
+        extra.append(
+            Finding(
+                "R13",
+                False,
+                f"the opening event of table {evidence.table_id} "
+                "is missing, so its ruleset cannot be compared",
+            )
+        )
+    else:
+        if not evidence.links_checked:
+            for broken in verify_chain([evidence.table_opened]):
+                extra.append(Finding("CHAIN", False, broken.message, broken.event))
+        table_ruleset = decoder.ruleset_of(evidence.table_opened)
     moves = {
         p: [(_WALLET_MOVES[r.topic], _amount(r)) for r, _ in rs]
         for p, rs in evidence.wallet_records.items()
@@ -146,16 +181,28 @@ def evidence_to_check(evidence: Evidence, decoder: Decoder) -> tuple[RoundEviden
         round_id=evidence.round_id,
         records=evidence.round_records,
         events=[decoder.event(r) for r in evidence.round_records],
-        table_ruleset=opened.ruleset,
+        table_ruleset=table_ruleset,
         wallet_moves=moves,
         view=view,
         receipt=evidence.receipt,
+        table_ended=evidence.table_ended,
     ), extra
 
 
 def audit(evidence: Evidence, decoder: Decoder) -> list[Finding]:
-    checked, extra = evidence_to_check(evidence, decoder)
-    return verify_round(checked) + extra
+    """Every finding about the round. A record too damaged to be read as events is itself a
+    failed finding, never a crash."""
+    try:
+        checked, extra = evidence_to_check(evidence, decoder)
+        return verify_round(checked) + extra
+    except Exception as error:  # tampered data can be anything at all
+        return [
+            Finding(
+                "RECORD",
+                False,
+                f"the round's record cannot be read as events: {type(error).__name__}: {error}",
+            )
+        ]
 
 
 def from_document(text: str) -> Evidence:
@@ -167,7 +214,7 @@ def from_document(text: str) -> Evidence:
         round_id=str(data["round_id"]),
         table_id=str(data["table_id"]),
         round_records=[_record_from_json(r) for r in data["round_events"]],
-        table_opened=_record_from_json(data["table_opened"]),
+        table_opened=_record_from_json(data["table_opened"]) if data["table_opened"] else None,
         wallet_records={
             p: [(_record_from_json(r), str(r["previous_chain"])) for r in rs]
             for p, rs in data["wallet_events"].items()
@@ -200,8 +247,15 @@ class StoreReader:
         for player in players:
             stream = self._stream(wallet_uuid(player))
             wallets[player] = _moves_for(stream, round_id)
+        opened = table[0] if table and table[0].topic == get_topic(Table.Opened) else None
         return Evidence(
-            round_id, table_id, records, table[0], wallets, self.result_of(round_id), ""
+            round_id,
+            table_id,
+            records,
+            opened,
+            wallets,
+            self.result_of(round_id),
+            table_ended=_table_ended(table, round_id),
         )
 
     def every_round(
@@ -222,50 +276,109 @@ class StoreReader:
             position = batch[-1].id
             if progress:
                 progress(position, last)
-        rounds = {
-            s: rs for s, rs in streams.items() if rs and rs[0].topic == get_topic(Round.Dealt)
-        }
+        yield from self._judge_streams(streams)
+
+    def _judge_streams(
+        self, streams: dict[str, list[StoredRecord]]
+    ) -> Iterator[tuple[Evidence | None, list[Finding]]]:
+        round_topic = get_topic(Round.Dealt).rsplit(".", 1)[0] + "."  # "domain.round:Round."
+        rounds: dict[str, list[StoredRecord]] = {}
         others: list[Finding] = []
-        for stream, records in streams.items():
-            if stream in rounds:
+        for stream, in_log_order in streams.items():
+            records = sorted(in_log_order, key=lambda r: r.version)
+            if records != in_log_order:
+                moved = next(r for r, o in zip(records, in_log_order, strict=True) if r is not o)
+                others.append(
+                    Finding(
+                        "CHAIN",
+                        False,
+                        "the stream's events are stored out of "
+                        "order: versions do not follow the log",
+                        moved.name,
+                    )
+                )
+            streams[stream] = records
+            if records[0].topic.startswith(round_topic):
+                rounds[stream] = records  # its chain is checked with the round
                 continue
-            for broken in verify_chain(sorted(records, key=lambda r: r.version)):
+            for broken in verify_chain(records):
                 others.append(Finding("CHAIN", False, broken.message, broken.event))
-        yield None, others
-        tables = {
-            s: rs[0] for s, rs in streams.items() if rs and rs[0].topic == get_topic(Table.Opened)
-        }
+        opened: dict[str, StoredRecord] = {}
+        started: dict[str, str] = {}  # round id → table id
+        ended: set[str] = set()
         moves: dict[str, dict[str, list[tuple[StoredRecord, str]]]] = defaultdict(dict)
         for records in streams.values():
-            if not records or records[0].topic != get_topic(Wallet.Opened):
-                continue
-            player = str(records[0].state["player_id"])
-            previous = ""
-            for record in records:
-                if record.topic in _WALLET_MOVES:
-                    moves[str(record.state["round_id"])].setdefault(player, []).append(
-                        (record, previous)
-                    )
-                previous = record.chain
-        for records in rounds.values():
-            dealt = records[0].state
-            round_id, table_id = str(dealt["round_id"]), str(dealt["table_id"])
-            table = tables.get(str(table_uuid(table_id)))
-            if table is None:
-                yield (
-                    None,
-                    [
-                        Finding(
-                            "R13",
-                            False,
-                            f"round {round_id} names table {table_id}, which has no opening event",
-                            records[0].name,
+            first = records[0]
+            if first.topic == get_topic(Table.Opened):
+                opened[first.stream] = first
+                table_id = str(first.state.get("table_id", ""))
+                for record in records:
+                    if record.topic == get_topic(Table.RoundStarted):
+                        started[str(record.state.get("round_id"))] = table_id
+                    elif record.topic == get_topic(Table.RoundEnded):
+                        ended.add(str(record.state.get("round_id")))
+            elif first.topic == get_topic(Wallet.Opened):
+                player, previous = str(first.state.get("player_id", "")), ""
+                for record in records:
+                    if record.topic in _WALLET_MOVES:
+                        moves[str(record.state.get("round_id"))].setdefault(player, []).append(
+                            (record, previous)
                         )
-                    ],
-                )
-                continue
-            wallet = {p: moves[round_id].get(p, []) for p in dealt["players"]}
-            yield Evidence(round_id, table_id, records, table, wallet, self.result_of(round_id)), []
+                    previous = record.chain
+        yield None, others
+        seen: set[str] = set()
+        for stream, records in rounds.items():
+            dealt = records[0].state
+            round_id = str(dealt.get("round_id") or _round_id_of(stream, started))
+            table_id = str(dealt.get("table_id") or started.get(round_id, ""))
+            seen.add(round_id)
+            yield (
+                Evidence(
+                    round_id,
+                    table_id,
+                    records,
+                    opened.get(str(table_uuid(table_id))),
+                    {p: moves[round_id].get(p, []) for p in dealt.get("players", moves[round_id])},
+                    self.result_of(round_id),
+                    table_ended=(round_id in ended) if round_id in started else None,
+                    links_checked=True,
+                ),
+                [],
+            )
+        lost = [(r, t) for r, t in started.items() if r not in seen]
+        lost += [(r, "") for r in moves if r not in seen and r not in started]
+        if lost:
+            yield (
+                None,
+                [
+                    Finding(
+                        "R10.1",
+                        False,
+                        f"round {r} is named by the "
+                        f"{'table ' + t if t else 'wallets'} but has no events of its "
+                        "own: they were deleted",
+                    )
+                    for r, t in lost
+                ],
+            )
+
+
+def _round_id_of(stream: str, started: Mapping[str, str]) -> str:
+    """A round whose deal event is gone: find its id among the rounds the tables started."""
+    for round_id in started:
+        if str(round_uuid(round_id)) == stream:
+            return round_id
+    return stream
+
+
+def _table_ended(table: list[StoredRecord], round_id: str) -> bool | None:
+    """Whether the table's stream ends this round (None: it never started it there)."""
+    started = ended = False
+    for record in table:
+        if record.state.get("round_id") == round_id:
+            started = started or record.topic == get_topic(Table.RoundStarted)
+            ended = ended or record.topic == get_topic(Table.RoundEnded)
+    return ended if started else None
 
 
 def _moves_for(stream: list[StoredRecord], round_id: str) -> list[tuple[StoredRecord, str]]:

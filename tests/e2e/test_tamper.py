@@ -559,3 +559,31 @@ def test_export_without_its_reveal_fails_against_the_receipt(
     document["round_events"] = [e for e in document["round_events"] if e["version"] < REVEALED]
     audit = _audit_document(tmp_path, document, "--receipt", played.receipt)
     assert_names(audit, "CHAIN", event_name(played, ONE, "Round.Arranged", 5, 0))
+
+
+def test_an_edited_wallet_event_outside_any_round_is_named_by_audit_all(tmp_path):
+    """Chains are checked for every stream, not only rounds: a credit's amount edited."""
+    source = tmp_path / "source"
+    app = open_app(source, environ={"THIRTEEN_STORE": "sqlite"})
+    app.credit("zed", 100, "credit-zed")
+    app.close()
+    data = tmp_path / "edited"
+    shutil.copytree(source, data)
+    with sqlite3.connect(data / "thirteen.sqlite") as db:
+        db.execute("DROP TRIGGER stored_events_no_update")
+        ((rowid, state),) = db.execute(
+            "SELECT rowid, state FROM stored_events WHERE topic LIKE '%Wallet.Credited'"
+        )
+        db.execute(
+            "UPDATE stored_events SET state = ? WHERE rowid = ?",
+            (state.replace(b'"amount":100', b'"amount":900'), rowid),
+        )
+    done = subprocess.run(
+        [str(SCRIPT), "audit", "--data", str(data), "--all"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "THIRTEEN_STORE": "sqlite"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"event {rowid} (Wallet.Credited" in done.stdout
