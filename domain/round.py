@@ -194,11 +194,21 @@ class Round(Aggregate):
         submission = self.submissions.get(player_id)
         if submission is None:
             return NO_ARRANGEMENT
+        cached = self._plays.get(player_id)
+        if cached is not None and cached[0] is submission:  # each submission is a new dict
+            return cached[1]
         piles = [parse_cards(submission[p]) for p in ("front", "middle", "back")]
         if "special" in submission:
             split = Split(*piles) if piles[0] else None
-            return Play(special=Special.from_id(submission["special"]), split=split)
-        return Play(Arrangement(*piles))
+            play = Play(special=Special.from_id(submission["special"]), split=split)
+        else:
+            play = Play(Arrangement(*piles))
+        self._plays[player_id] = (submission, play)
+        return play
+
+    @cached_property
+    def _plays(self) -> dict[str, tuple[dict[str, Any], Play]]:
+        return {}
 
     def not_ready(self) -> list[str]:
         """R10.3: active players with no arrangement, or a foul one."""
