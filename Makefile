@@ -45,11 +45,13 @@ run: setup
 bench: setup
 	$(BIN)/python -m tests.bench
 
-# The explain HTML report drawn by a real browser: installs Debian's chromium when it is
-# missing (as root), then runs the screenshot test, which must not skip here.
+# The explain HTML report drawn by a real browser: installs Debian's chromium (and a CJK font
+# for the Chinese names of special hands) when missing (as root), then runs the screenshot
+# test, which must not skip here.
 report-check: setup
-	@command -v chromium >/dev/null 2>&1 || \
-		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+	@command -v chromium >/dev/null 2>&1 && fc-list :lang=zh | grep -q . || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium \
+			fonts-noto-cjk)
 	THIRTEEN_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest \
 		tests/cli/test_replay_explain.py -k chromium
 
