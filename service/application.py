@@ -7,6 +7,7 @@ loses an optimistic-concurrency race is retried from a fresh load a bounded numb
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -165,8 +166,11 @@ class Thirteen(Application[UUID]):
         try:
             return super().save(*objs, **kwargs)
         except BaseException:
-            for aggregate in chained:  # those heads were never stored
+            for aggregate in chained:  # neither those heads nor those states were stored
                 self._heads.pop(aggregate.id, None)
+                if self.repository.cache is not None:
+                    with contextlib.suppress(KeyError):
+                        self.repository.cache.get(aggregate.id, evict=True)
             raise
 
     def _chain(self, aggregate: Aggregate) -> None:

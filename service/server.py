@@ -87,7 +87,7 @@ async def start(
     app: Thirteen,
     address: str = "127.0.0.1:0",
     *,
-    workers: int = 16,
+    workers: int = 8,
     sweep_interval: float = 0.25,
     poll_interval: float = 0.2,
 ) -> Running:

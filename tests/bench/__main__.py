@@ -1,13 +1,12 @@
 """``python -m tests.bench``: every benchmark, figures beside their baselines."""
 
-from tests.bench import engine, service
+from tests.bench import audit, engine, projections, service
 
 
 def main() -> None:
-    for line in engine.report():
-        print(line, flush=True)
-    for line in service.report():
-        print(line, flush=True)
+    for report in (engine.report, service.report, projections.report, audit.report):
+        for line in report():
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import time
 
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 
-STREAMS = 64  # four times the server's worker threads
+STREAMS = 64  # eight times the server's worker threads
 
 
 def test_many_open_watch_streams_do_not_starve_unary_calls(server):
