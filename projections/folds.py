@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 from uuid import UUID
+
+from eventsourcing.utils import get_topic
 
 from domain.results import RoundResult, round_result
 from domain.round import Round
@@ -82,6 +84,16 @@ RoundLoader = Callable[[UUID, int], Round]
 @dataclass
 class ViewFold:
     open_rounds: dict[UUID, Round] = field(default_factory=dict)
+
+    TOPICS: ClassVar[frozenset[str]] = frozenset(
+        [get_topic(Wallet.Credited), get_topic(Wallet.Debited)]
+        + [
+            get_topic(c)
+            for c in vars(Round).values()
+            if isinstance(c, type) and issubclass(c, Round.Event)
+        ]
+    )
+    """The only events the views need; the rest need not even be decoded."""
 
     def apply(self, event: Any, load_round: RoundLoader | None = None) -> list[Record]:
         if isinstance(event, Wallet.Credited | Wallet.Debited):

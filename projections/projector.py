@@ -13,7 +13,7 @@ import fcntl
 import hashlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, Protocol
 from uuid import UUID
@@ -27,7 +27,9 @@ log = structlog.get_logger("thirteen.projector")
 
 
 class EventSource(Protocol):
-    def events_after(self, position: int, limit: int = ...) -> list[tuple[int, Any]]: ...
+    def events_after(
+        self, position: int, limit: int = ..., topics: Collection[str] | None = ...
+    ) -> list[tuple[int, Any]]: ...
 
     def max_position(self) -> int: ...
 
@@ -147,14 +149,15 @@ class Projector:
         done = 0
         while True:
             start = self.store.position()
-            events = self.source.events_after(start, self.batch)
+            events = self.source.events_after(start, self.batch, ViewFold.TOPICS)
             if not events:
                 return done
             if self._balances is None:
                 self._balances = self.store.balances()
             records: list[tuple[int, Record]] = []
             for position, event in events:
-                records.extend((position, r) for r in self.fold.apply(event, self._load))
+                if event is not None:
+                    records.extend((position, r) for r in self.fold.apply(event, self._load))
             balances = dict(self._balances)
             try:
                 self.store.write(records, start, events[-1][0], balances)

@@ -15,7 +15,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar
 from uuid import UUID, uuid4
@@ -487,7 +487,14 @@ class Thirteen(Application[UUID]):
         """An aggregate as it was at ``version``."""
         return self.repository.get(aggregate_id, version=version)
 
-    def events_after(self, position: int, limit: int = 500) -> list[tuple[int, Any]]:
-        """Stored events after a position in the log, with their positions."""
+    def events_after(
+        self, position: int, limit: int = 500, topics: Collection[str] | None = None
+    ) -> list[tuple[int, Any]]:
+        """Stored events after a position in the log, with their positions. With ``topics``,
+        only events of those topics are decoded; the others come as ``None`` so that a reader
+        still advances past them."""
         notifications = self.recorder.select_notifications(start=position + 1, limit=limit)
-        return [(n.id, self.mapper.to_domain_event(n)) for n in notifications]
+        return [
+            (n.id, self.mapper.to_domain_event(n) if topics is None or n.topic in topics else None)
+            for n in notifications
+        ]

@@ -235,8 +235,10 @@ def _audit(args: argparse.Namespace) -> int:
     from service.audit import Decoder, Evidence, StoreReader, audit, audit_many, from_document
 
     if args.receipt and args.all:
-        print("thirteen audit: --receipt belongs to one round (--round or --file), not --all",
-              file=sys.stderr)
+        print(
+            "thirteen audit: --receipt belongs to one round (--round or --file), not --all",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     decoder = Decoder()
     reports: list[tuple[str, list[Any]]] = []

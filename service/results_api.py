@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from datetime import UTC
 from typing import Any
 
 from domain.errors import PhaseError, RuleError
 from projections.projector import Projector
 from projections.store import FinishedRound, ViewStore
-from service import mapping
+from service import mapping, paging
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
 from service.application import Thirteen
 from service.errors import Unavailable
-from service.servicers import MAX_PAGE_SIZE, Runner, rpc
+from service.servicers import Runner, rpc
 
-DEFAULT_PAGE_SIZE = 50
 CATCH_UP_SECONDS = 5.0
-
-
-def _page(scope: str, page_size: int, page_token: str) -> tuple[int, int]:
-    """AIP-158: (the key to continue after, page size); tokens are opaque and scoped."""
-    if page_size < 0:
-        raise RuleError("page_size must not be negative", field="page_size")
-    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-    if not page_token:
-        return 0, size
-    try:
-        data = json.loads(base64.urlsafe_b64decode(page_token.encode()))
-        after = int(data["after"])
-        if data["scope"] != scope or after < 0:
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
-        raise RuleError("page_token is not valid for this request", field="page_token") from None
-    return after, size
-
-
-def _token(scope: str, after: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"scope": scope, "after": after}).encode()).decode()
 
 
 class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
@@ -82,14 +58,16 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def ListRoundResults(self, request: Any, context: Any) -> Any:
-        after, size = _page(f"t:{request.table_id}", request.page_size, request.page_token)
+        after, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
         await self.run(self.app.table, request.table_id)  # NOT_FOUND for an unknown table
         rounds = await self.run(self.store.table_history, request.table_id, after, size + 1)
         more = len(rounds) > size
         rounds = rounds[:size]
         return results_pb2.ListRoundResultsResponse(
             rounds=[self._table_round(r) for r in rounds],
-            next_page_token=_token(f"t:{request.table_id}", rounds[-1].number) if more else "",
+            next_page_token=paging.token(f"t:{request.table_id}", rounds[-1].number)
+            if more
+            else "",
         )
 
     @staticmethod
@@ -109,7 +87,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def ListLedgerEntries(self, request: Any, context: Any) -> Any:
-        after, size = _page(f"p:{request.player_id}", request.page_size, request.page_token)
+        after, size = paging.page(f"p:{request.player_id}", request.page_size, request.page_token)
         await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
         entries = await self.run(self.store.ledger, request.player_id, after, size + 1)
         more = len(entries) > size
@@ -127,7 +105,9 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
                 )
                 for e in entries
             ],
-            next_page_token=_token(f"p:{request.player_id}", entries[-1].txn_id) if more else "",
+            next_page_token=paging.token(f"p:{request.player_id}", entries[-1].txn_id)
+            if more
+            else "",
         )
 
     @rpc
@@ -152,7 +132,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def GetLeaderboard(self, request: Any, context: Any) -> Any:
         if request.limit < 0:
             raise RuleError("limit must not be negative", field="limit")
-        limit = min(request.limit or 10, MAX_PAGE_SIZE)
+        limit = min(request.limit or 10, paging.MAX_PAGE_SIZE)
         since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
         rows = await self.run(self.store.leaderboard, since, limit)
         return results_pb2.GetLeaderboardResponse(

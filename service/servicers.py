@@ -4,10 +4,8 @@ worker thread and translates the answer. Errors become statuses in ``grpc_errors
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextvars
 import functools
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,7 +20,7 @@ from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.round import Round
 from domain.table import Table
-from service import mapping
+from service import mapping, paging
 from service._generated.thirteen.v1 import (
     diagnostics_pb2,
     diagnostics_pb2_grpc,
@@ -39,8 +37,6 @@ log = structlog.get_logger("thirteen.rpc")
 T = TypeVar("T")
 
 REQUEST_ID = "x-request-id"
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 1000
 
 
 class Runner:
@@ -128,27 +124,6 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         )
 
 
-def _page(table_id: str, page_size: int, page_token: str) -> tuple[int, int]:
-    """AIP-158: (offset, size) from a request; tokens are opaque and bound to the table."""
-    if page_size < 0:
-        raise RuleError("page_size must not be negative", field="page_size")
-    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-    if not page_token:
-        return 0, size
-    try:
-        data = json.loads(base64.urlsafe_b64decode(page_token.encode()))
-        offset = int(data["o"])
-        if data["t"] != table_id or offset < 0:
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
-        raise RuleError("page_token is not valid for this table", field="page_token") from None
-    return offset, size
-
-
-def _token(table_id: str, offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"t": table_id, "o": offset}).encode()).decode()
-
-
 _EVENT_TYPES = {
     Table.Opened: "TableOpened",
     Table.PlayerSatDown: "PlayerSatDown",
@@ -200,12 +175,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def ListRounds(self, request: Any, context: Any) -> Any:
-        offset, size = _page(request.table_id, request.page_size, request.page_token)
+        offset, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
         rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
         following = offset + len(rounds)
         return table_pb2.ListRoundsResponse(
             rounds=[table_pb2.Round(**mapping.round_fields(r, "")) for r in rounds],
-            next_page_token=_token(request.table_id, following) if following < total else "",
+            next_page_token=(
+                paging.token(f"t:{request.table_id}", following) if following < total else ""
+            ),
         )
 
     @rpc

@@ -91,10 +91,13 @@ def special_and_suggestion(rng: random.Random, count: int = 300) -> dict[str, fl
     hands = [parse_cards(text.split()) for text in ADVERSARIAL]
     hands += [tuple(rng.sample(DECK, 13)) for _ in range(count)]
     samples = []
-    for hand in hands:
-        start = time.perf_counter()
-        suggest(hand, STANDARD)  # lists the qualifying specials too
-        samples.append((time.perf_counter() - start) * 1e3)
+    for hand in hands:  # the slowest hand, each timed at its best of 3 so a busy machine's
+        runs = []  # pauses are not taken for the hand's own cost
+        for _ in range(3):
+            start = time.perf_counter()
+            suggest(hand, STANDARD)  # lists the qualifying specials too
+            runs.append((time.perf_counter() - start) * 1e3)
+        samples.append(min(runs))
     return {"worst_ms": max(samples), "median_ms": statistics.median(samples)}
 
 
