@@ -10,7 +10,7 @@ seen, never from an assumed next one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import structlog
@@ -23,12 +23,19 @@ log = structlog.get_logger(__name__)
 
 class LogFollower:
     def __init__(
-        self, app: Thirteen, *, start: int = 0, interval: float = 0.2, batch: int = 500
+        self,
+        app: Thirteen,
+        *,
+        start: int = 0,
+        interval: float = 0.2,
+        batch: int = 500,
+        topics: Collection[str] | None = None,
     ) -> None:
         self.app = app
         self.position = start
         self.interval = interval
         self.batch = batch
+        self.topics = topics  # decode only these; listeners get no other events
         self.listeners: list[Listener] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -50,8 +57,11 @@ class LogFollower:
         """Deliver every event stored after the current position; returns how many."""
         delivered = 0
         while True:
-            events = self.app.events_after(self.position, self.batch)
+            events = self.app.events_after(self.position, self.batch, self.topics)
             for position, event in events:
+                if event is None:
+                    self.position = position
+                    continue
                 for listener in self.listeners:
                     try:
                         listener(position, event)

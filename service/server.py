@@ -39,7 +39,7 @@ from service.servicers import (
 )
 from service.storage import open_views
 from service.sweeper import DeadlineSweeper
-from service.watch import WatchHub
+from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 
 log = structlog.get_logger("thirteen.server")
 
@@ -120,7 +120,8 @@ async def start(
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot listen on {address}")
-    follower = LogFollower(app, interval=poll_interval)
+    # The sweeper and the table streams read only table and round events.
+    follower = LogFollower(app, interval=poll_interval, topics=TABLE_AND_ROUND_TOPICS)
     sweeper = DeadlineSweeper(app, interval=sweep_interval)
     follower.listeners += [sweeper.on_event, hub.on_event]
     follower.start()

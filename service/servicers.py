@@ -31,7 +31,7 @@ from service._generated.thirteen.v1 import (
 )
 from service.application import Thirteen
 from service.grpc_errors import internal_status, to_status
-from service.watch import WatchHub
+from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 
 log = structlog.get_logger("thirteen.rpc")
 T = TypeVar("T")
@@ -263,9 +263,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         try:
             last = request.after
             while True:  # catch up from the store
-                batch = await self.run(self.app.events_after, last)
+                batch = await self.run(self.app.events_after, last, 500, TABLE_AND_ROUND_TOPICS)
                 for position, event in batch:
-                    if watch.concerns(event):
+                    if event is not None and watch.concerns(event):
                         yield await self.run(self._event_message, position, event, request.viewer)
                     last = position
                 if not batch:

@@ -11,10 +11,20 @@ import asyncio
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.utils import get_topic
+
 from domain.ids import round_uuid
+from domain.round import Round
 from domain.table import Table
 
 QUEUE_LIMIT = 10_000
+TABLE_AND_ROUND_TOPICS = frozenset(
+    get_topic(c)
+    for aggregate in (Table, Round)
+    for c in vars(aggregate).values()
+    if isinstance(c, type) and issubclass(c, aggregate.Event)
+)
+"""What table streams and the deadline sweeper read; other events need not be decoded."""
 
 
 class TableWatch:
