@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.audit import passed
+from domain.errors import PhaseError
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
@@ -31,9 +32,20 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND for unknown
         return self.reader.evidence(round_id)
 
+    def _export(self, round_id: str) -> Any:
+        """The evidence of a finished round. Before the end it would carry secrets: the
+        table's opening holds the first round's server seed (R12.1)."""
+        if not self.app.round(round_id).ended:
+            raise PhaseError(
+                f"round {round_id} is not over yet: it can be exported once it is "
+                "revealed or abandoned",
+                field="round_id",
+            )
+        return self.reader.evidence(round_id)
+
     @rpc
     async def ExportRound(self, request: Any, context: Any) -> Any:
-        evidence = await self.run(self._evidence, request.round_id)
+        evidence = await self.run(self._export, request.round_id)
         return audit_pb2.ExportRoundResponse(document=evidence.document())
 
     @rpc

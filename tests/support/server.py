@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from service._generated.thirteen.v1 import (
+    audit_pb2_grpc,
     diagnostics_pb2_grpc,
     results_pb2_grpc,
     table_pb2_grpc,
@@ -39,6 +40,7 @@ class ServerThread:
         self.tables = table_pb2_grpc.TableServiceStub(self.channel)
         self.diagnostics = diagnostics_pb2_grpc.DiagnosticsServiceStub(self.channel)
         self.results = results_pb2_grpc.ResultsServiceStub(self.channel)
+        self.audit = audit_pb2_grpc.AuditServiceStub(self.channel)
 
     def _call(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=30)
