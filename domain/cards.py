@@ -48,6 +48,12 @@ class Card(int):
 
     __repr__ = __str__
 
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Card:
+        return self  # immutable, like the int it is (copy only treats exact ints so)
+
     def symbol(self) -> str:
         """The card with its suit symbol, for people: ``A♠``."""
         return RANKS[self >> 2] + SYMBOL_OF_SUIT[SUITS[self & 3]]

@@ -167,6 +167,13 @@ class Round(Aggregate):
         self.ended_at: datetime | None = None
         self.revealed = False
 
+    _DERIVED = frozenset({"ruleset", "_parsed_hands", "_plays"})
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies (the repository hands out deep copies) leave out what is derived from the
+        events and recomputed on demand."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
+
     # Queries ----------------------------------------------------------------------------------
 
     @cached_property

@@ -93,6 +93,10 @@ class Table(Aggregate):
         self.current_round: str | None = None
         self.round_ids: list[str] = []
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies leave out the ruleset derived from ``ruleset_data`` (recomputed on demand)."""
+        return {k: v for k, v in self.__dict__.items() if k != "ruleset"}
+
     @cached_property
     def ruleset(self) -> Ruleset:
         return Ruleset.from_dict(self.ruleset_data)

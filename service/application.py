@@ -466,7 +466,10 @@ class Thirteen(Application[UUID]):
             wallet.settle(round_id, outcome.coins[wallet.player_id])
         recordings = self.save(round_, table, *wallets)
         return RevealResult(
-            round_, round_result(round_), recordings[-1].notification.id, self.chain_head(round_.id)
+            round_,
+            round_result(round_, outcome),
+            recordings[-1].notification.id,
+            self.chain_head(round_.id),
         )
 
     def overdue(self, round_ids: Sequence[str]) -> list[str]:
