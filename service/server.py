@@ -98,6 +98,7 @@ async def start(
     hub = WatchHub(loop)
     server = grpc.aio.server(
         options=[
+            ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", 16 * MAX_MESSAGE_BYTES),
         ]
@@ -117,9 +118,12 @@ async def start(
     reflection.enable_server_reflection(
         [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server
     )
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc reports a failed bind this way
+        port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {address}")
+        raise OSError(f"cannot listen on {address}: the address is taken or not ours")
     # The sweeper and the table streams read only table and round events.
     follower = LogFollower(app, interval=poll_interval, topics=TABLE_AND_ROUND_TOPICS)
     sweeper = DeadlineSweeper(app, interval=sweep_interval)

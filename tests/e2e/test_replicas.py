@@ -136,3 +136,27 @@ def test_serve_refuses_a_bad_store_setting_with_one_line(kind, tmp_path):
     assert done.returncode == 2
     assert "THIRTEEN_STORE must be one of sqlite, postgres" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_second_server_on_a_taken_port_fails_instead_of_sharing_it(tmp_path):
+    first = Replica({"THIRTEEN_STORE": "sqlite"}, tmp_path / "a")
+    try:
+        done = subprocess.run(
+            [
+                str(SCRIPT),
+                "serve",
+                "--address",
+                f"127.0.0.1:{first.port}",
+                "--data",
+                str(tmp_path / "b"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "THIRTEEN_STORE": "sqlite"},
+        )
+        assert done.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{first.port}" in done.stderr
+        assert "Traceback" not in done.stderr
+    finally:
+        first.stop()
