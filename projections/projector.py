@@ -180,7 +180,7 @@ class Projector:
     def wait(self, position: int, timeout: float) -> bool:
         """Until the views include every event up to ``position`` (read-your-writes)."""
         deadline = time.monotonic() + timeout
-        pause = 0.002
+        pause = 0.0005
         while self.store.position() < position:
             if time.monotonic() >= deadline:
                 return False

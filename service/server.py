@@ -107,8 +107,10 @@ async def start(
     table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app, run, hub), server)
     diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(DiagnosticsServicer(run), server)
     views, leadership = open_views(app)
-    projector = Projector(app, views, leadership=leadership, interval=poll_interval)
-    app.listeners.append(projector.poke)
+    # The projector batches what arrives within its interval into one write transaction instead
+    # of competing with every command for SQLite's write lock; a reader waiting for a result
+    # (read-your-writes) pokes it at once.
+    projector = Projector(app, views, leadership=leadership, interval=min(poll_interval, 0.05))
     results_pb2_grpc.add_ResultsServiceServicer_to_server(
         ResultsServicer(app, views, projector, run), server
     )

@@ -55,13 +55,14 @@ def rebuild_speed(rounds: int = 1500) -> dict[str, float]:
 
 
 def reveal_lag(rounds: int = 300) -> dict[str, float]:
-    """Reveal on the application, then read the result from the views as the server would
-    (the projector running in its thread, poked by the save)."""
+    """Reveal on the application, then read the result from the views as GetRoundResult does
+    (waiting for the projector's position to reach the reveal)."""
     with tempfile.TemporaryDirectory() as tmp:
         app = open_app(Path(tmp), environ={"THIRTEEN_STORE": "sqlite"})
         views, lock = open_views(app)
+        # As the server runs it: the projector batches on its own interval, and a reader
+        # of a result waits for it (GetRoundResult's read-your-writes), which pokes it.
         projector = Projector(app, views, leadership=lock, interval=0.05)
-        app.listeners.append(projector.poke)
         projector.start()
         lags, reveals = [], []
         try:
@@ -75,8 +76,8 @@ def reveal_lag(rounds: int = 300) -> dict[str, float]:
                 started = time.perf_counter()
                 result = app.reveal(round_.round_id)
                 revealed = time.perf_counter()
-                while views.finished_round(round_.round_id) is None:
-                    time.sleep(0.0005)
+                assert projector.wait(result.position, timeout=5)
+                assert views.finished_round(round_.round_id) is not None
                 lags.append((time.perf_counter() - revealed) * 1000)
                 reveals.append((revealed - started) * 1000)
                 assert result.position > 0
