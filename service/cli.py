@@ -173,18 +173,11 @@ def _rebuild(args: argparse.Namespace) -> int:
     import time
 
     from projections.projector import rebuild
-    from service.storage import StoreConfigError, open_app, open_views
+    from service.storage import open_views
 
-    try:
-        app = open_app(Path(args.data))
-    except StoreConfigError as error:
-        print(f"thirteen projections rebuild: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as error:
-        print(
-            f"thirteen projections rebuild: cannot open the event store: {error}", file=sys.stderr
-        )
-        return 1
+    app = _read_store("projections rebuild", args.data)
+    if isinstance(app, int):
+        return app
     store, leadership = open_views(app)
     if not leadership.acquire():
         print(
@@ -254,7 +247,7 @@ def _audit(args: argparse.Namespace) -> int:
         evidence.receipt = args.receipt or evidence.receipt
         reports.append((evidence.round_id, audit(evidence, decoder)))
     else:
-        app = _open_store("audit", args.data)
+        app = _read_store("audit", args.data)
         if isinstance(app, int):
             return app
         from service.audit_api import result_reader

@@ -1,0 +1,25 @@
+"""Commands that read a store refuse a data directory without one, rather than creating an
+empty store and reporting on nothing."""
+
+import pytest
+
+from .conftest import run
+
+
+@pytest.mark.parametrize(
+    "command", [["audit", "--all"], ["audit", "--round", "r1"], ["projections", "rebuild"]]
+)
+def test_a_missing_store_is_exit_2_with_one_line(command, tmp_path, monkeypatch):
+    monkeypatch.setenv("THIRTEEN_STORE", "sqlite")
+    missing = tmp_path / "nothing-here"
+    out = run([*command, "--data", str(missing)])
+    assert out.status == 2
+    assert f"no event store in {missing}" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not missing.exists()
+
+
+def test_audit_receipt_belongs_to_one_round(tmp_path):
+    out = run(["audit", "--all", "--receipt", "ab" * 32, "--data", str(tmp_path)])
+    assert out.status == 2
+    assert "--receipt belongs to one round" in out.stderr
