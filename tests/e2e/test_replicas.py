@@ -160,3 +160,12 @@ def test_a_second_server_on_a_taken_port_fails_instead_of_sharing_it(tmp_path):
         assert "Traceback" not in done.stderr
     finally:
         first.stop()
+
+
+def test_sigterm_drains_and_stops_gracefully(tmp_path):
+    replica = Replica({"THIRTEEN_STORE": "sqlite"}, tmp_path / "a")
+    replica.channel.close()
+    replica.process.send_signal(signal.SIGTERM)
+    assert replica.process.wait(timeout=20) == 0
+    _wait_for(lambda: any('"stopped"' in line for line in replica.lines), timeout=5)
+    assert any('"shutting_down"' in line for line in replica.lines)
