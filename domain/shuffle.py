@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 
 from domain.cards import DECK, Card
+from domain.errors import RuleError
 
 SEED_BYTES = 32
 HAND_SIZE = 13
+MAX_PLAYER_SEED_LENGTH = 64
 
 
 def commitment(server_seed: bytes) -> str:
@@ -27,6 +30,41 @@ def commitment(server_seed: bytes) -> str:
 def verify_commitment(server_seed: bytes, published: str) -> bool:
     """R12.6: does the revealed seed match the commitment published before the deal?"""
     return hmac.compare_digest(commitment(server_seed), published.lower())
+
+
+def check_player_seed(seed: str) -> str:
+    """R12.8: a player seed is a printable string of at most 64 characters."""
+    if not isinstance(seed, str) or len(seed) > MAX_PLAYER_SEED_LENGTH or not seed.isprintable():
+        raise RuleError(
+            f"player_seed must be printable and at most {MAX_PLAYER_SEED_LENGTH} characters",
+            field="player_seed",
+        )
+    return seed
+
+
+def player_seeds_document(seeds: Sequence[tuple[str, str]]) -> str:
+    r"""R12.8: the JSON array ``[[player_id, player_seed], …]`` of the players who gave a seed,
+    in the seat order of ``seeds``, with no whitespace and non-ASCII escaped as ``\uXXXX``.
+
+    >>> player_seeds_document([("p0", "a"), ("p1", ""), ("p2", "é")])
+    '[["p0","a"],["p2","\\u00e9"]]'
+    """
+    given = [[player, seed] for player, seed in seeds if seed]
+    return json.dumps(given, separators=(",", ":"), ensure_ascii=True)
+
+
+def effective_client_seed(client_seed: str, seeds: Sequence[tuple[str, str]]) -> str:
+    """R12.8: the ``client_seed`` of R12.3 once players' seeds are mixed in:
+    ``"{client_seed}|{hex(SHA-256(document))}"``, or ``client_seed`` itself when no player gave
+    one. ``seeds`` are (player_id, player_seed) in seat order; an empty seed is none given.
+
+    >>> effective_client_seed("client", [("p0", "")])
+    'client'
+    """
+    if not any(seed for _, seed in seeds):
+        return client_seed
+    document = player_seeds_document(seeds)
+    return f"{client_seed}|{hashlib.sha256(document.encode()).hexdigest()}"
 
 
 def words(server_seed: bytes, client_seed: str, round_id: str) -> Iterator[int]:

@@ -6,7 +6,18 @@ import hmac
 import pytest
 
 from domain.cards import DECK
-from domain.shuffle import commitment, deal, shuffled_deck, verify_commitment, words
+from domain.errors import RuleError
+from domain.shuffle import (
+    MAX_PLAYER_SEED_LENGTH,
+    check_player_seed,
+    commitment,
+    deal,
+    effective_client_seed,
+    player_seeds_document,
+    shuffled_deck,
+    verify_commitment,
+    words,
+)
 
 R12_7 = [
     "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd",
@@ -67,3 +78,53 @@ def test_r12_5_and_r10_1_each_player_gets_thirteen_consecutive_positions(players
 def test_r10_1_a_deal_is_for_two_to_four_players(players):
     with pytest.raises(ValueError, match="2 to 4 players"):
         deal(bytes(32), "", "r", players)
+
+
+R12_8 = [
+    "4h 9s 7h Tc Jd 7d 4s 6s 6d Kh Ad Ks Jc",
+    "9c Js 6h Ah 8d 2s 5h 5s Kc 8h 2c 3s 4d",
+    "6c 8c As 2h Qd 7s 9h 7c Jh Ts 8s 5d 3c",
+    "Td 5c 4c Kd 3d Qh Qs Th Ac 9d 2d Qc 3h",
+]
+
+
+def test_r12_8_player_seeds_test_vector():
+    seeds = [("p0", "a"), ("p1", "b"), ("p2", ""), ("p3", "d")]
+    assert player_seeds_document(seeds) == '[["p0","a"],["p1","b"],["p3","d"]]'
+    effective = effective_client_seed("client", seeds)
+    assert effective == ("client|287f2050f4f2c1fed48a9f3a58dddf46c588249981197f2e37380410bcb633c3")
+    hands = deal(bytes(32), effective, "r1", 4)
+    assert [" ".join(map(str, h)) for h in hands] == R12_8
+
+
+def test_r12_8_without_player_seeds_the_client_seed_is_unchanged():
+    assert effective_client_seed("client", []) == "client"
+    assert effective_client_seed("client", [("p0", ""), ("p1", "")]) == "client"
+    assert deal(bytes(32), effective_client_seed("client", []), "r1", 4) == deal(
+        bytes(32), "client", "r1", 4
+    )
+
+
+def test_r12_8_document_escapes_non_ascii_and_keeps_seat_order():
+    seeds = [("玩家", "种子"), ("b", 'q"\\')]
+    assert player_seeds_document(seeds) == (
+        '[["\\u73a9\\u5bb6","\\u79cd\\u5b50"],["b","q\\"\\\\"]]'
+    )
+    swapped = effective_client_seed("", list(reversed(seeds)))
+    assert swapped != effective_client_seed("", seeds)  # seat order is part of the document
+
+
+@pytest.mark.parametrize(
+    "seed",
+    ["x" * (MAX_PLAYER_SEED_LENGTH + 1), "tab\there", "new\nline", "\x00"],
+)
+def test_r12_8_a_player_seed_is_printable_and_at_most_64_characters(seed):
+    with pytest.raises(RuleError) as raised:
+        check_player_seed(seed)
+    assert raised.value.field == "player_seed"
+    assert len(raised.value.message) < 200
+
+
+def test_r12_8_the_longest_printable_seed_is_accepted():
+    assert check_player_seed("s" * MAX_PLAYER_SEED_LENGTH) == "s" * MAX_PLAYER_SEED_LENGTH
+    assert check_player_seed("种子 🂡") == "种子 🂡"
