@@ -1,8 +1,9 @@
 """The views as pure folds over events: an event in, view records out.
 
-The same fold serves the live projector, a rebuild and the audit, so there is one truth. It
-keeps the rounds in progress in memory by replaying their events onto the Round aggregate (the
-aggregate is itself a fold); a round dealt before a restart is loaded through ``load_round``.
+The same fold serves the live projector and a rebuild, so there is one truth. It keeps the
+rounds in progress in memory by replaying their events onto the Round aggregate (the aggregate
+is itself a fold). That memory is only a cache: after a restart, a reset or a change of leader
+it is empty, and a round dealt before is loaded from the store through ``load_round``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.wallet import Wallet
 
-EXTERNAL = "external"
-"""The ledger account on the other side of credits and debits."""
+EXTERNAL = ""
+"""The ledger account on the other side of credits and debits: the empty name, which no
+player can have (ids must not be blank). The first version's views called it ``external``,
+a valid player id, so such a player's ledger was mixed with the bank's."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,17 @@ class RoundRecord:
     players: tuple[PlayerLine, ...] = ()
 
 
-Record = Journal | RoundRecord
+@dataclass(frozen=True)
+class OpenRound:
+    """A dealt round that is not over, with its deadline: after a restart the deadline sweeper
+    starts from these instead of reading the whole log (R10.3)."""
+
+    round_uuid: UUID
+    round_id: str
+    deadline: datetime
+
+
+Record = Journal | RoundRecord | OpenRound
 RoundLoader = Callable[[UUID, int], Round]
 
 
@@ -119,7 +132,7 @@ class ViewFold:
             dealt = event.mutate(None)
             assert isinstance(dealt, Round)
             self.open_rounds[event.originator_id] = dealt
-            return []
+            return [OpenRound(event.originator_id, dealt.round_id, dealt.deadline)]
         round_: Round | None = self.open_rounds.get(event.originator_id)
         if round_ is None:
             if load_round is None:
@@ -135,7 +148,7 @@ class ViewFold:
             legs = tuple(Leg(p, amount) for p, amount in event.transfers.items())
             return [Journal("escape_penalty", round_.round_id, "", event.at, legs)]
         if isinstance(event, Round.Revealed | Round.Abandoned):
-            del self.open_rounds[event.originator_id]
+            self.open_rounds.pop(event.originator_id, None)  # absent if dealt before a reset
             return self._ended(round_, event)
         self.open_rounds[event.originator_id] = round_
         return []

@@ -21,7 +21,7 @@ from uuid import UUID
 import structlog
 
 from projections.folds import Record, ViewFold
-from projections.store import StaleBatch, ViewStore
+from projections.store import SCHEMA_VERSION, StaleBatch, ViewStore
 
 log = structlog.get_logger("thirteen.projector")
 
@@ -117,7 +117,21 @@ class AdvisoryLock:
             self._conn = None
 
 
+class ProjectionError(Exception):
+    """An event the views cannot take in; names it."""
+
+    def __init__(self, position: int, event: Any) -> None:
+        self.position = position
+        self.event = (
+            f"{type(event).__qualname__} v{event.originator_version} of {event.originator_id}"
+        )
+        super().__init__(f"cannot project event {position} ({self.event})")
+
+
 class Projector:
+    """Keeps the views; ``failure`` says why it cannot, and ``on_health(ok)`` is told each
+    time it stops or starts being able to (the server turns that into health statuses)."""
+
     def __init__(
         self,
         source: EventSource,
@@ -126,12 +140,15 @@ class Projector:
         leadership: Leadership | None = None,
         interval: float = 0.1,
         batch: int = 2000,
+        on_health: Callable[[bool], None] | None = None,
     ) -> None:
         self.source = source
         self.store = store
         self.leadership = leadership or Solo()
         self.interval = interval
         self.batch = batch
+        self.on_health = on_health
+        self.failure: str | None = None
         self.fold = ViewFold()
         self._balances: dict[str, int] | None = None
         self._wake = threading.Event()
@@ -156,8 +173,13 @@ class Projector:
                 self._balances = self.store.balances()
             records: list[tuple[int, Record]] = []
             for position, event in events:
-                if event is not None:
+                if event is None:
+                    continue
+                try:
                     records.extend((position, r) for r in self.fold.apply(event, self._load))
+                except Exception as error:
+                    self._reset()  # the fold may hold half of this batch
+                    raise ProjectionError(position, event) from error
             balances = dict(self._balances)
             try:
                 self.store.write(records, start, events[-1][0], balances)
@@ -178,11 +200,12 @@ class Projector:
         self._balances = None
 
     def wait(self, position: int, timeout: float) -> bool:
-        """Until the views include every event up to ``position`` (read-your-writes)."""
+        """Until the views include every event up to ``position`` (read-your-writes); False
+        at the timeout, or at once while the projector is failing."""
         deadline = time.monotonic() + timeout
         pause = 0.0005
         while self.store.position() < position:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or self.failure is not None:
                 return False
             self.poke()
             time.sleep(pause)
@@ -199,6 +222,24 @@ class Projector:
         self._thread.join(timeout=10)
         self.leadership.release()
 
+    def upgrade(self) -> bool:
+        """Rebuild views of an earlier schema from the log (once, by the leader); True if it
+        did. Until it is done, readers wait or are told the views are unavailable."""
+        found = self.store.schema_version()
+        if found == SCHEMA_VERSION:
+            return False
+        log.warning("views_rebuilding", found_schema=found, schema=SCHEMA_VERSION)
+        replayed = rebuild(self.source, self.store)
+        self._reset()
+        log.info("views_rebuilt", events=replayed, schema=SCHEMA_VERSION)
+        return True
+
+    def _healthy(self, ok: bool, error: BaseException | None = None) -> None:
+        was = self.failure is None
+        self.failure = None if ok else str(error or "the views cannot be updated")
+        if ok != was and self.on_health is not None:
+            self.on_health(ok)
+
     def _run(self) -> None:
         leading = False
         while not self._stop.is_set():
@@ -206,11 +247,24 @@ class Projector:
                 now_leading = self.leadership.acquire()
                 if now_leading and not leading:
                     self._reset()
+                    self.upgrade()
                 leading = now_leading
                 if leading:
                     self.run_once()
-            except Exception:
-                log.exception("projection_failed")
+                self._healthy(True)
+            except ProjectionError as error:
+                log.error(
+                    "projection_failed",
+                    position=error.position,
+                    failed_event=error.event,
+                    cause=repr(error.__cause__),
+                    exc_info=True,
+                )
+                self._healthy(False, error)
+                self._stop.wait(1.0)
+            except Exception as error:
+                log.exception("projection_failed", cause=repr(error))
+                self._healthy(False, error)
                 self._reset()
                 self._stop.wait(1.0)
                 with contextlib.suppress(Exception):  # e.g. the tables were dropped by a rebuild

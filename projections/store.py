@@ -16,11 +16,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from domain.results import RoundResult
-from projections.folds import Journal, PlayerLine, Record, RoundRecord
+from projections.folds import Journal, OpenRound, PlayerLine, Record, RoundRecord
 
 NAME = "views"
+SCHEMA = "schema"
+SCHEMA_VERSION = 2
+"""Kept in the tracking table under ``schema``. Version 1 (the first release) had no such
+row, no open rounds and another name for the external account; views of an older version are
+rebuilt from the log by the projector that leads (``Projector``)."""
 
 
 class StaleBatch(Exception):
@@ -47,8 +53,19 @@ _SCHEMA = [
     "amount BIGINT NOT NULL, balance_after BIGINT NOT NULL, PRIMARY KEY (account, txn_id))",
     "CREATE INDEX IF NOT EXISTS {p}legs_by_txn ON {p}legs (txn_id)",
     "CREATE TABLE IF NOT EXISTS {p}accounts (account TEXT PRIMARY KEY, balance BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {p}open_rounds (round_uuid TEXT PRIMARY KEY, "
+    "round_id TEXT NOT NULL, deadline TEXT NOT NULL)",
 ]
-_TABLES = ["tracking", "rounds", "round_players", "journal", "legs", "accounts"]
+_TABLES = ["tracking", "rounds", "round_players", "journal", "legs", "accounts", "open_rounds"]
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a starting process picks the log up: the views' position and the rounds open at
+    that position with their deadlines."""
+
+    position: int
+    open_rounds: tuple[OpenRound, ...]
 
 
 @dataclass(frozen=True)
@@ -163,6 +180,8 @@ class ViewStore:
     # Schema -------------------------------------------------------------------------------
 
     def create(self) -> None:
+        """Create what is missing. Fresh views get this version's schema mark; views of an
+        earlier version keep theirs, so that the leading projector rebuilds them."""
         with self.transaction() as cursor:
             for statement in _SCHEMA:
                 cursor.execute(self._sql(statement))
@@ -173,6 +192,33 @@ class ViewStore:
                 ),
                 (NAME,),
             )
+            if cursor.rowcount == 1:
+                cursor.execute(
+                    self._sql("INSERT INTO {p}tracking (name, position) VALUES (?, ?)"),
+                    (SCHEMA, SCHEMA_VERSION),
+                )
+
+    def schema_version(self) -> int:
+        """The version of the views' tables: 1 for views of the first release."""
+        rows = self._query("SELECT position FROM {p}tracking WHERE name = ?", (SCHEMA,))
+        return int(rows[0][0]) if rows else 1
+
+    def resume_point(self) -> ResumePoint | None:
+        """The views' position and the rounds open there, read together; None when the views
+        are of an earlier schema (they know no open rounds) and the log must be read from 0."""
+        with self.transaction() as cursor:
+            cursor.execute(
+                self._sql("SELECT name, position FROM {p}tracking WHERE name IN (?, ?)"),
+                (NAME, SCHEMA),
+            )
+            tracking = dict(cursor.fetchall())
+            if tracking.get(SCHEMA) != SCHEMA_VERSION:
+                return None
+            cursor.execute(self._sql("SELECT round_uuid, round_id, deadline FROM {p}open_rounds"))
+            rounds = tuple(
+                OpenRound(UUID(u), r, datetime.fromisoformat(d)) for u, r, d in cursor.fetchall()
+            )
+        return ResumePoint(int(tracking.get(NAME, 0)), rounds)
 
     def drop(self) -> None:
         with self.transaction() as cursor:
@@ -205,7 +251,18 @@ class ViewStore:
             for position, record in batch:
                 if isinstance(record, Journal):
                     self._journal(cursor, position, record, balances, changed)
+                elif isinstance(record, OpenRound):
+                    cursor.execute(
+                        sql(
+                            "INSERT INTO {p}open_rounds (round_uuid, round_id, deadline) "
+                            "VALUES (?, ?, ?) ON CONFLICT (round_uuid) DO NOTHING"
+                        ),
+                        (str(record.round_uuid), record.round_id, record.deadline.isoformat()),
+                    )
                 else:
+                    cursor.execute(
+                        sql("DELETE FROM {p}open_rounds WHERE round_id = ?"), (record.round_id,)
+                    )
                     self._round(cursor, position, record)
             for account in changed:
                 cursor.execute(
@@ -394,6 +451,7 @@ class ViewStore:
             "journal": "txn_id",
             "legs": "txn_id, account",
             "accounts": "account",
+            "open_rounds": "round_uuid",
         }
         return {
             t: [tuple(r) for r in self._query(f"SELECT * FROM {{p}}{t} ORDER BY {o}")]

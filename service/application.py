@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import json
 import random
 import secrets
@@ -50,47 +49,35 @@ R = TypeVar("R")
 A = TypeVar("A")
 
 RETRIES = 10
-STRIPES = 256
 MAX_ID_LENGTH = 128
 MAX_CLIENT_SEED_LENGTH = 256
 
 
-def retried(method: Callable[P, R]) -> Callable[P, R]:
-    """Re-run a command from a fresh load when its save lost a concurrency race."""
+def command(method: Callable[P, R]) -> Callable[P, R]:
+    """Run a command as this process's one writer, and re-run it from a fresh load when its
+    save lost a race with another process (PostgreSQL replicas).
+
+    One writer per process is the lock discipline: two commands that touch the same wallet
+    (a credit and a deal, say) never interleave here, so in-process races cannot exhaust the
+    retries or link an event to a head that was never committed. The writer is free while a
+    lost race backs off, so the other callers go on."""
 
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        app = args[0]
+        assert isinstance(app, Thirteen)
         for attempt in range(RETRIES):
-            try:
-                return method(*args, **kwargs)
-            except IntegrityError:
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
+            with app.writer:
+                try:
+                    return method(*args, **kwargs)
+                except IntegrityError:
+                    pass
+            time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
         raise Conflict(
             f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
         )
 
     return wrapper
-
-
-def serialized(argument: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Run a command for one key (a round, a table, a player) at a time in this process:
-    concurrent calls queue here instead of racing the store. The store's optimistic check
-    still guards against other processes."""
-
-    def decorate(method: Callable[P, R]) -> Callable[P, R]:
-        index = list(inspect.signature(method).parameters).index(argument)
-
-        @functools.wraps(method)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            key = kwargs[argument] if argument in kwargs else args[index]
-            app = args[0]
-            assert isinstance(app, Thirteen)
-            with app.stripe(str(key)):
-                return method(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
 
 
 def check_id(value: str, field: str) -> str:
@@ -149,34 +136,32 @@ class Thirteen(Application[UUID]):
         self.clock = clock or SystemClock()
         self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
         self.listeners: list[Callable[[], None]] = []
-        self._heads: dict[UUID, tuple[int, str]] = {}  # stream → (version, chain) of its head
-        self._stripes = [threading.Lock() for _ in range(STRIPES)]
-
-    def stripe(self, key: str) -> threading.Lock:
-        return self._stripes[hash(key) % STRIPES]
+        # stream → (version, chain) of its last *committed* event
+        self._heads: dict[UUID, tuple[int, str]] = {}
+        self.writer = threading.RLock()  # see ``command``
 
     # Tamper evidence -------------------------------------------------------------------------
 
     def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
         """Chain every new event to the one before it in its stream (``domain.chain``), then
-        store them all in one transaction."""
-        chained = [obj for obj in objs if isinstance(obj, Aggregate)]
-        for aggregate in chained:
-            self._chain(aggregate)
-        try:
-            return super().save(*objs, **kwargs)
-        except BaseException:
-            for aggregate in chained:  # neither those heads nor those states were stored
-                self._heads.pop(aggregate.id, None)
-                if self.repository.cache is not None:
-                    with contextlib.suppress(KeyError):
-                        self.repository.cache.get(aggregate.id, evict=True)
-            raise
+        store them all in one transaction. The heads are remembered only once stored."""
+        chained = [obj for obj in objs if isinstance(obj, Aggregate) and obj.pending_events]
+        with self.writer:
+            heads = {aggregate.id: self._chain(aggregate) for aggregate in chained}
+            try:
+                recordings = super().save(*objs, **kwargs)
+            except BaseException:
+                for aggregate in chained:  # neither those heads nor those states were stored
+                    self._heads.pop(aggregate.id, None)
+                    if self.repository.cache is not None:
+                        with contextlib.suppress(KeyError):
+                            self.repository.cache.get(aggregate.id, evict=True)
+                raise
+            self._heads.update(heads)
+            return recordings
 
-    def _chain(self, aggregate: Aggregate) -> None:
+    def _chain(self, aggregate: Aggregate) -> tuple[int, str]:
         pending = aggregate.pending_events
-        if not pending:
-            return
         base = pending[0].originator_version - 1
         previous = "" if base == 0 else self.chain_head(aggregate.id, base)
         for event in pending:
@@ -189,7 +174,7 @@ class Thirteen(Application[UUID]):
             )
             previous = link(previous, body)
             object.__setattr__(event, CHAIN, previous)  # stored with the event's state
-        self._heads[aggregate.id] = (pending[-1].originator_version, previous)
+        return pending[-1].originator_version, previous
 
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""
@@ -199,9 +184,7 @@ class Thirteen(Application[UUID]):
         found = self.recorder.select_events(aggregate_id, lte=version, desc=True, limit=1)
         if not found or (version is not None and found[0].originator_version != version):
             raise NotFound(f"stream {aggregate_id} has no event at version {version}")
-        head = str(json.loads(found[0].state).get(CHAIN, ""))
-        self._heads[aggregate_id] = (found[0].originator_version, head)
-        return head
+        return str(json.loads(found[0].state).get(CHAIN, ""))
 
     def _notify(self, recordings: list[Recording[UUID]]) -> None:
         for listener in self.listeners:
@@ -275,8 +258,7 @@ class Thirteen(Application[UUID]):
         self.save(wallet, transfer)
         return Balance(player_id, wallet.balance)
 
-    @serialized("player_id")
-    @retried
+    @command
     def credit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
         return self._transfer(
             "credit",
@@ -287,8 +269,7 @@ class Thirteen(Application[UUID]):
             create=True,
         )
 
-    @serialized("player_id")
-    @retried
+    @command
     def debit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
         """R10.6: refused above the balance or while in a dealt, unrevealed round."""
         return self._transfer(
@@ -302,8 +283,7 @@ class Thirteen(Application[UUID]):
 
     # Tables -----------------------------------------------------------------------------------
 
-    @serialized("table_id")
-    @retried
+    @command
     def open_table(self, table_id: str, ruleset: Ruleset, request_id: str = "") -> Table:
         """R13: the ruleset is recorded in full; R12.1: the first commitment is published."""
         check_id(table_id, "table_id")
@@ -320,8 +300,7 @@ class Thirteen(Application[UUID]):
         self.save(table)
         return table
 
-    @serialized("table_id")
-    @retried
+    @command
     def sit_down(self, table_id: str, player_id: str) -> Table:
         """R8.1, R10.1, R10.6."""
         check_id(player_id, "player_id")
@@ -335,8 +314,7 @@ class Thirteen(Application[UUID]):
         self.save(table, wallet)
         return table
 
-    @serialized("table_id")
-    @retried
+    @command
     def stand_up(self, table_id: str, player_id: str) -> StandUpResult:
         """R10.5: free between rounds; between the deal and the showdown an escape (R11)."""
         check_id(player_id, "player_id")
@@ -375,8 +353,7 @@ class Thirteen(Application[UUID]):
 
     # Rounds -----------------------------------------------------------------------------------
 
-    @serialized("table_id")
-    @retried
+    @command
     def deal(self, table_id: str, client_seed: str = "", request_id: str = "") -> Round:
         """R10.1, R12: deal to everyone seated from the committed seed; R8.3, R8.4: fix the
         base stake and the balances. Each player's wallet is locked until the reveal (R10.6)."""
@@ -417,8 +394,7 @@ class Thirteen(Application[UUID]):
         self.save(table, round_, *wallets)
         return round_
 
-    @serialized("round_id")
-    @retried
+    @command
     def arrange(
         self,
         round_id: str,
@@ -445,8 +421,7 @@ class Thirteen(Application[UUID]):
         self.save(round_)
         return ArrangeResult(round_, player_id, reason, None)
 
-    @serialized("round_id")
-    @retried
+    @command
     def reveal(self, round_id: str) -> RevealResult:
         """R10.3: settle (R9) every active player's wallet in the same save as the reveal, and
         publish the table's next commitment (R12.1). Revealing again returns the result."""

@@ -32,6 +32,7 @@ class LogFollower:
         topics: Collection[str] | None = None,
     ) -> None:
         self.app = app
+        self.started_at = start  # where this process picked the log up (see ``server.start``)
         self.position = start
         self.interval = interval
         self.batch = batch

@@ -14,7 +14,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from projections.projector import Projector
-from projections.store import ViewStore
+from projections.store import ResumePoint, ViewStore
 from service._generated.thirteen.v1 import (
     audit_pb2,
     audit_pb2_grpc,
@@ -43,6 +43,7 @@ from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 
 log = structlog.get_logger("thirteen.server")
 
+_NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 MAX_MESSAGE_BYTES = 1 << 20  # a request is a few hundred bytes; refuse anything near a MiB
 SERVICE_NAMES = [
     wallet_pb2.DESCRIPTOR.services_by_name["WalletService"].full_name,
@@ -107,15 +108,27 @@ async def start(
     table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app, run, hub), server)
     diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(DiagnosticsServicer(run), server)
     views, leadership = open_views(app)
+    health_servicer = health.aio.HealthServicer()
+    results_name = results_pb2.DESCRIPTOR.services_by_name["ResultsService"].full_name
+
+    def views_health(ok: bool) -> None:  # told on the projector's thread
+        status = health_pb2.HealthCheckResponse.SERVING if ok else _NOT_SERVING
+        asyncio.run_coroutine_threadsafe(health_servicer.set(results_name, status), loop)
+
     # The projector batches what arrives within its interval into one write transaction instead
     # of competing with every command for SQLite's write lock; a reader waiting for a result
     # (read-your-writes) pokes it at once.
-    projector = Projector(app, views, leadership=leadership, interval=min(poll_interval, 0.05))
+    projector = Projector(
+        app,
+        views,
+        leadership=leadership,
+        interval=min(poll_interval, 0.05),
+        on_health=views_health,
+    )
     results_pb2_grpc.add_ResultsServiceServicer_to_server(
         ResultsServicer(app, views, projector, run), server
     )
     audit_pb2_grpc.add_AuditServiceServicer_to_server(AuditServicer(app, views, run), server)
-    health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server
@@ -126,16 +139,33 @@ async def start(
         port = 0
     if port == 0:
         raise OSError(f"cannot listen on {address}: the address is taken or not ours")
-    # The sweeper and the table streams read only table and round events.
-    follower = LogFollower(app, interval=poll_interval, topics=TABLE_AND_ROUND_TOPICS)
+
+    def prepare() -> ResumePoint | None:
+        views.create()
+        if leadership.acquire():
+            projector.upgrade()  # views of an earlier version are rebuilt once, before serving
+        return views.resume_point()
+
+    # The sweeper and the table streams read only table and round events, from where the views
+    # are (with the rounds open there), so start-up does not read the whole log; views of an
+    # earlier version know no open rounds, and then the log is read from its start.
+    resume = await loop.run_in_executor(executor, prepare)
+    follower = LogFollower(
+        app,
+        start=resume.position if resume else 0,
+        interval=poll_interval,
+        topics=TABLE_AND_ROUND_TOPICS,
+    )
     sweeper = DeadlineSweeper(app, interval=sweep_interval)
+    if resume is not None:
+        sweeper.resume(resume.open_rounds)
     follower.listeners += [sweeper.on_event, hub.on_event]
+    for name in ["", *SERVICE_NAMES]:  # before the projector can say otherwise
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     follower.start()
     sweeper.start()
     projector.start()
     await server.start()
-    for name in ["", *SERVICE_NAMES]:
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Running(
         server, port, app, health_servicer, follower, sweeper, projector, views, executor
     )

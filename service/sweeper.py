@@ -4,6 +4,7 @@ Missing or foul arrangements are then fouls (R4.3)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -12,6 +13,7 @@ import structlog
 
 from domain.errors import RuleError
 from domain.round import Round
+from projections.folds import OpenRound
 from service.application import Thirteen
 
 log = structlog.get_logger(__name__)
@@ -27,6 +29,12 @@ class DeadlineSweeper:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="deadline-sweeper", daemon=True)
+
+    def resume(self, rounds: Iterable[OpenRound]) -> None:
+        """Start from the rounds the views knew open (so start-up needs no full log read)."""
+        with self._lock:
+            for found in rounds:
+                self.open[found.round_uuid] = (found.round_id, found.deadline)
 
     def on_event(self, position: int, event: Any) -> None:
         with self._lock:

@@ -47,3 +47,12 @@ def start_server(
     for running in started:
         if running.thread.is_alive():
             running.stop()
+
+
+@pytest.fixture
+def caplog_json() -> Iterator[Callable[[], list[dict[str, object]]]]:
+    """What the server logged (structlog events as dicts) while the test ran."""
+    import structlog.testing
+
+    with structlog.testing.capture_logs() as captured:
+        yield lambda: list(captured)
