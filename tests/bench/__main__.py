@@ -1,10 +1,16 @@
 """``python -m tests.bench``: every benchmark, figures beside their baselines."""
 
-from tests.bench import audit, engine, projections, service
+from tests.bench import audit, engine, projections, restart, service
 
 
 def main() -> None:
-    for report in (engine.report, service.report, projections.report, audit.report):
+    for report in (
+        engine.report,
+        service.report,
+        projections.report,
+        audit.report,
+        restart.report,
+    ):
         for line in report():
             print(line, flush=True)
 
