@@ -25,6 +25,8 @@ from projections.store import SCHEMA_VERSION, StaleBatch, ViewStore
 
 log = structlog.get_logger("thirteen.projector")
 
+DATABASE_FAILURES_BEFORE_UNHEALTHY = 3
+
 
 class EventSource(Protocol):
     def events_after(
@@ -242,6 +244,7 @@ class Projector:
 
     def _run(self) -> None:
         leading = False
+        failures = 0
         while not self._stop.is_set():
             try:
                 now_leading = self.leadership.acquire()
@@ -252,6 +255,7 @@ class Projector:
                 if leading:
                     self.run_once()
                 self._healthy(True)
+                failures = 0
             except ProjectionError as error:
                 log.error(
                     "projection_failed",
@@ -263,10 +267,14 @@ class Projector:
                 self._healthy(False, error)
                 self._stop.wait(1.0)
             except Exception as error:
-                log.exception("projection_failed", cause=repr(error))
-                self._healthy(False, error)
+                # The database, not the events: a cut session or a lock wait. Say so at once
+                # in the log, on health only if it lasts.
+                failures += 1
+                log.exception("projection_failed", cause=repr(error), attempt=failures)
+                if failures >= DATABASE_FAILURES_BEFORE_UNHEALTHY:
+                    self._healthy(False, error)
                 self._reset()
-                self._stop.wait(1.0)
+                self._stop.wait(min(1.0, 0.1 * failures))
                 with contextlib.suppress(Exception):  # e.g. the tables were dropped by a rebuild
                     self.store.create()
             self._wake.wait(self.interval if leading else 1.0)

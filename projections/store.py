@@ -121,6 +121,13 @@ class ViewStore:
 
     def _connect(self) -> Any:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and self.postgres and (conn.closed or conn.broken):
+            # The session was cut (pg_terminate_backend, a restart, a fail-over): open another.
+            with self._lock:
+                if conn in self._all:
+                    self._all.remove(conn)
+            conn.close()
+            conn = None
         if conn is None:
             conn = self._open()
             self._local.conn = conn
@@ -165,10 +172,21 @@ class ViewStore:
         conn.execute("COMMIT")
 
     def _query(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
-        cursor = self._connect().cursor()
-        cursor.execute(self._sql(statement), params)
-        rows = cursor.fetchall()
-        return list(rows)
+        """Rows of a read; a read on a session that was cut is tried once more on a new one
+        (a write is not: the projector's compare-and-set makes its own retry safe)."""
+        for attempt in (1, 2):
+            cursor = self._connect().cursor()
+            try:
+                cursor.execute(self._sql(statement), params)
+                return list(cursor.fetchall())
+            except Exception:
+                if attempt == 2 or not self._cut():
+                    raise
+        raise AssertionError("unreachable")
+
+    def _cut(self) -> bool:
+        conn = getattr(self._local, "conn", None)
+        return bool(self.postgres and conn is not None and (conn.closed or conn.broken))
 
     def close(self) -> None:
         with self._lock:

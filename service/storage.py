@@ -38,6 +38,9 @@ def store_env(data: Path, environ: Mapping[str, str] | None = None) -> dict[str,
     if store == "postgres":
         env = {k: environ.get(k, v) for k, v in POSTGRES_DEFAULTS.items()}
         env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
+        # A pooled session cut by the server (pg_terminate_backend, a restart, a fail-over) is
+        # noticed before use and replaced, instead of failing the next command.
+        env["POSTGRES_PRE_PING"] = environ.get("POSTGRES_PRE_PING", "y")
         if environ.get("POSTGRES_SCHEMA"):
             env["POSTGRES_SCHEMA"] = environ["POSTGRES_SCHEMA"]
         return env

@@ -226,20 +226,21 @@ def test_a_store_written_by_the_first_version_is_served_audited_and_played_on(tm
     wallets, and the audit passes."""
     data = tmp_path / "data"
     shutil.copytree(FIXTURE, data)
-    clock = ManualClock(datetime.now(UTC))
+    clock = ManualClock(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))  # the fixture's own morning
     server = ServerThread(data, {"THIRTEEN_STORE": "sqlite"}, clock)
     try:
         players = ["ann", "bob", "cat", "dan", "eve"]
+        fujian = server.tables.GetTable(table_pb2.GetTableRequest(table_id="t-fujian"))
+        revealed = reveal(server, fujian.current_round_id)  # every hand was in: no wait
+        assert sum(p.coins for p in revealed.players) == 0
+        assert _result(server, fujian.current_round_id).players == revealed.players
+        clock.advance(3600)
         wait_until(
             lambda: server.tables.GetTable(table_pb2.GetTableRequest(table_id="t-standard"))
             .current_round_id
             == "",
             "the sweeper to reveal the overdue round",
         )
-        fujian = server.tables.GetTable(table_pb2.GetTableRequest(table_id="t-fujian"))
-        revealed = reveal(server, fujian.current_round_id)
-        assert sum(p.coins for p in revealed.players) == 0
-        assert _result(server, fujian.current_round_id).players == revealed.players
         credit(server, "ann", 3, f"later-{uuid.uuid4().hex}")
         server.wallets.Debit(
             wallet_pb2.DebitRequest(player_id="eve", amount=1, transfer_id="later-out")
@@ -267,3 +268,44 @@ def test_restart_time_does_not_grow_with_the_log(start_server):
     first.stop()
     second = start_server()
     assert second.running.follower.started_at > 0
+
+
+def test_terminated_postgres_connections_are_replaced_and_nothing_is_lost(
+    store, tmp_path, clock, monkeypatch
+):
+    """Every PostgreSQL session of the server (event store pool, views, projector lock) is cut
+    with pg_terminate_backend between commands, twice: the next commands, the views and the
+    projector's leadership carry on."""
+    if store.get("THIRTEEN_STORE") != "postgres":
+        pytest.skip("PostgreSQL sessions only")
+    import psycopg
+
+    from tests.support.stores import PG
+
+    name = f"thirteen-test-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("PGAPPNAME", name)  # libpq: marks this process's sessions
+    server = ServerThread(tmp_path / "data", store, clock)
+    try:
+        seated_table(server, "t", {"A": 1000, "B": 1000})
+        for cut in range(2):
+            dealt = deal(server, "t")
+            arrange_well(server, dealt)
+            with psycopg.connect(autocommit=True, **PG) as admin:
+                killed = admin.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE application_name = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                ).fetchone()
+            assert killed is not None and killed[0] > 0
+            revealed = reveal(server, dealt.round_id)
+            assert _result(server, dealt.round_id).players == revealed.players
+            assert credit(server, "A", 1, f"after-cut-{cut}") == balance(server, "A")
+            wait_until(
+                lambda: all(
+                    server.running.views.balance(p) == balance(server, p) for p in ("A", "B")
+                ),
+                "the ledger to equal the wallets",
+            )
+        assert _health(server, RESULTS) == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        server.stop()
