@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from domain.errors import CardError
+from domain.limits import quoted
 
 RANKS = "23456789TJQKA"
 """R1.1: ranks low to high; a card's rank is its index here (2 → 0, A → 12)."""
@@ -77,7 +78,7 @@ def parse_card(text: str) -> Card:
         card = _CANONICAL.get(rank + SUIT_SYMBOLS.get(suit, suit.lower()))
     if card is None:
         raise CardError(
-            f"unknown card {text!r}: write rank then suit, e.g. 'As', 'Td', '10h', 'Q♠'"
+            f"unknown card {quoted(text)}: write rank then suit, e.g. 'As', 'Td', '10h', 'Q♠'"
         )
     return card
 

@@ -20,6 +20,13 @@ from domain.cards import Card, format_cards, parse_cards
 from domain.errors import PhaseError, RuleError
 from domain.escape import escape_transfers
 from domain.ids import round_uuid
+from domain.limits import (
+    MAX_BALANCE,
+    MAX_ESCAPE_MULTIPLE,
+    MAX_ROUND_NUMBER,
+    MAX_ROUND_POINTS,
+    LimitReached,
+)
 from domain.play import NO_ARRANGEMENT, Play, declare
 from domain.ruleset import Ruleset
 from domain.scoring import RoundScore, Seat, score_round
@@ -35,6 +42,41 @@ class Outcome:
 
     score: RoundScore
     coins: dict[str, int]
+
+
+def _check_limits(table_id: str, number: int, balances: dict[str, int], ruleset: Ruleset) -> None:
+    """``domain.limits`` at a deal. A seated player holds at most ``MAX_BALANCE``, so that what
+    the round settles (at most what the others hold, R9.1) keeps every balance at most
+    4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no round
+    that could score more than they allow."""
+    rich = [f"{p} ({b:,})" for p, b in balances.items() if b > MAX_BALANCE]
+    if rich:
+        raise LimitReached(
+            f"cannot deal: {', '.join(rich)} {'holds' if len(rich) == 1 else 'hold'} more "
+            f"than the {MAX_BALANCE:,} coins a seated player may hold when a round is dealt; "
+            "withdraw the excess first"
+        )
+    problem = ""
+    if ruleset.max_round_points > MAX_ROUND_POINTS:
+        problem = (
+            f"lets a player win or lose {ruleset.max_round_points:,} points in a round, above "
+            f"the limit of {MAX_ROUND_POINTS:,}"
+        )
+    elif ruleset.escape_penalty_multiple > MAX_ESCAPE_MULTIPLE:
+        problem = (
+            f"has an escape_penalty_multiple of {ruleset.escape_penalty_multiple:,}, above the "
+            f"limit of {MAX_ESCAPE_MULTIPLE:,}"
+        )
+    if problem:
+        raise LimitReached(
+            f"cannot deal at table {table_id}: its ruleset was recorded before the limits and "
+            f"{problem}; open a new table"
+        )
+    if number > MAX_ROUND_NUMBER:
+        raise LimitReached(
+            f"cannot deal: table {table_id} has dealt the {MAX_ROUND_NUMBER:,} rounds a table "
+            "may deal; open a new table"
+        )
 
 
 class Round(Aggregate):
@@ -112,7 +154,9 @@ class Round(Aggregate):
         at: datetime,
     ) -> Round:
         """R10.1, R12: deal 13 cards to each seated player from the committed seed; R8.3, R8.4:
-        fix the base stake and every balance."""
+        fix the base stake and every balance. Refused while anything it would record exceeds
+        ``domain.limits``."""
+        _check_limits(table_id, number, balances, ruleset)
         players = list(balances)
         hands = deal(server_seed, client_seed, round_id, len(players))
         base = round_base(balances, ruleset)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from domain.cards import Card
 from domain.errors import SpecialError
 from domain.hands import Category, category_of, evaluator5, value5
+from domain.limits import quoted
 
 
 class Special(enum.Enum):
@@ -61,7 +62,7 @@ class Special(enum.Enum):
         if special is None:
             known = ", ".join(_BY_ID)
             raise SpecialError(
-                f"unknown special {ident!r}; known: {known}, or 'any'", field="special"
+                f"unknown special {quoted(ident)}; known: {known}, or 'any'", field="special"
             )
         return special
 

@@ -9,6 +9,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.errors import PhaseError, RuleError, SeatError
 from domain.ids import transfer_uuid, wallet_uuid
+from domain.limits import MAX_BALANCE, MAX_TRANSFER, quoted
 
 
 class InsufficientFunds(RuleError):
@@ -83,7 +84,17 @@ class Wallet(Aggregate):
     # Coins in and out -------------------------------------------------------------------------
 
     def credit(self, transfer_id: str, amount: int) -> None:
+        """Refused above ``MAX_BALANCE``: no credit makes a balance that a deal would refuse
+        (``domain.limits``)."""
         _check_amount(amount)
+        if self.balance + amount > MAX_BALANCE:
+            room = max(MAX_BALANCE - self.balance, 0)
+            raise RuleError(
+                f"a credit of {amount:,} would take the balance to {self.balance + amount:,} "
+                f"coins, above the limit of {MAX_BALANCE:,} a wallet may hold; at most "
+                f"{room:,} more can be credited",
+                field="amount",
+            )
         self._credited(self.player_id, transfer_id, amount, self.balance + amount)
 
     @event(Credited)
@@ -179,9 +190,16 @@ class Wallet(Aggregate):
 
 
 def _check_amount(amount: int) -> None:
+    """R7.2: whole coins, 1 to ``MAX_TRANSFER`` (``domain.limits``)."""
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise RuleError(
-            f"amount must be a whole number of coins above zero, got {amount}", field="amount"
+            f"amount must be a whole number of coins above zero, got {quoted(amount)}",
+            field="amount",
+        )
+    if amount > MAX_TRANSFER:
+        raise RuleError(
+            f"amount must be at most {MAX_TRANSFER:,} coins per transfer, got {quoted(amount)}",
+            field="amount",
         )
 
 

@@ -287,6 +287,8 @@ class Thirteen(Application[UUID]):
     def open_table(self, table_id: str, ruleset: Ruleset, request_id: str = "") -> Table:
         """R13: the ruleset is recorded in full; R12.1: the first commitment is published."""
         check_id(table_id, "table_id")
+        if request_id:
+            check_id(request_id, "request_id")
         existing = self._find(Table, table_uuid(table_id))
         if existing is not None:
             if (
@@ -364,6 +366,7 @@ class Thirteen(Application[UUID]):
             )
         table = self.table(table_id)
         if request_id:
+            check_id(request_id, "request_id")
             round_id = deal_round_id(table_id, request_id)
             existing = self._find(Round, round_uuid(round_id))
             if existing is not None:

@@ -1,4 +1,10 @@
-"""One place that turns an exception into a gRPC status with rich details (google.rpc)."""
+"""One place that turns an exception into a gRPC status with rich details (google.rpc).
+
+Every text of a status is clipped (``clip``): gRPC sends the message and the details as
+trailing metadata, and a client refuses metadata over 8–16 KiB (RESOURCE_EXHAUSTED instead of
+the refusal). Messages quote a caller's input only in part (``domain.limits.quoted``); the clip
+is the last line of defence for one that does not.
+"""
 
 from __future__ import annotations
 
@@ -18,10 +24,14 @@ from domain.errors import (
     SpecialError,
     StakeError,
 )
+from domain.limits import LimitReached
 from domain.wallet import InsufficientFunds
 from service.errors import AlreadyExists, Conflict, NotFound, Unavailable
 
 DOMAIN = "thirteen.v1"
+MAX_MESSAGE_CHARS = 300
+MAX_MESSAGE_BYTES = 900  # UTF-8; percent-encoded in grpc-message, base64 in the details
+MAX_FIELD_CHARS = 100
 
 # (exception class, status code, ErrorInfo reason), most specific first.
 _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
@@ -34,6 +44,7 @@ _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
     (SeatError, grpc.StatusCode.FAILED_PRECONDITION, "SEAT_RULE"),
     (StakeError, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_STAKE"),
     (InsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS"),
+    (LimitReached, grpc.StatusCode.FAILED_PRECONDITION, "LIMIT_REACHED"),
     (CardError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD"),
     (ArrangementError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARRANGEMENT"),
     (SpecialError, grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SPECIAL"),
@@ -49,6 +60,20 @@ def classify(error: RuleError) -> tuple[grpc.StatusCode, str]:
     raise AssertionError("RuleError is the last entry")
 
 
+def clip(text: str, chars: int = MAX_MESSAGE_CHARS, size: int = MAX_MESSAGE_BYTES) -> str:
+    """``text`` cut to ``chars`` characters and ``size`` UTF-8 bytes, ending in '…' if cut.
+
+    >>> clip("x" * 1000)[-3:], len(clip("x" * 1000)), clip("short")
+    ('xx…', 300, 'short')
+    >>> len(clip("水" * 300).encode()) <= MAX_MESSAGE_BYTES
+    True
+    """
+    if len(text) <= chars and len(text.encode()) <= size:
+        return text
+    cut = text[: chars - 1].encode()[: size - 3]  # room for the 3-byte ellipsis
+    return cut.decode(errors="ignore") + "…"
+
+
 def _pack(message: object) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)  # type: ignore[arg-type]
@@ -59,16 +84,16 @@ def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.
     """The status for a refused command: ErrorInfo always, plus BadRequest field violations
     for malformed input or PreconditionFailure for a rule or phase."""
     code, reason = classify(error)
-    details = [
-        _pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {}))
-    ]
+    message, field = clip(error.message), clip(error.field, MAX_FIELD_CHARS)
+    info = {clip(k, MAX_FIELD_CHARS): clip(v) for k, v in (metadata or {}).items()}
+    details = [_pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=info))]
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         details.append(
             _pack(
                 error_details_pb2.BadRequest(
                     field_violations=[
                         error_details_pb2.BadRequest.FieldViolation(
-                            field=error.field, description=error.message
+                            field=field, description=message
                         )
                     ]
                 )
@@ -80,15 +105,13 @@ def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.
                 error_details_pb2.PreconditionFailure(
                     violations=[
                         error_details_pb2.PreconditionFailure.Violation(
-                            type=reason, subject=error.field, description=error.message
+                            type=reason, subject=field, description=message
                         )
                     ]
                 )
             )
         )
-    status = status_pb2.Status(
-        code=getattr(code_pb2, code.name), message=error.message, details=details
-    )
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=details)
     return rpc_status.to_status(status)
 
 

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domain.cards import Card, parse_card
-from domain.errors import CardError
+from domain.errors import CardError, RuleError
+from domain.limits import quoted
 from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.ruleset import Ruleset, resolve
 from domain.specials import qualifying
 from domain.table import Table
 from service._generated.thirteen.v1 import table_pb2 as pb
+from service.application import MAX_ID_LENGTH
 
 _SCALARS = (
     "wheel",
@@ -43,19 +45,47 @@ def timestamp(moment: datetime) -> Timestamp:
     return stamp
 
 
+def moment(stamp: Timestamp, field: str) -> datetime:
+    """A request's timestamp as an aware datetime; one a datetime cannot hold (before year 1,
+    after 9999, nanos outside 0–999,999,999) is malformed input."""
+    try:
+        return stamp.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        raise RuleError(
+            f"{field} must be a time from 0001-01-01 to 9999-12-31 UTC with nanos from 0 to "
+            f"999,999,999; got seconds={stamp.seconds}, nanos={stamp.nanos}",
+            field=field,
+        ) from None
+
+
 def cards(texts: Sequence[str], field: str) -> list[Card]:
-    """R1.2 card strings of one request field; the error names the field and the card."""
+    """R1.2 card strings of one request field; the error names the field and the card (the
+    first characters of it: a card is a few characters, a request may hold kilobytes)."""
     parsed = []
     for index, text in enumerate(texts):
         try:
             parsed.append(parse_card(text))
         except CardError as error:
-            raise CardError(f"{field}[{index}]: {error.message}", field=field) from None
+            message = error.message.replace(repr(text), quoted(text), 1)
+            raise CardError(f"{field}[{index}]: {message}", field=field) from None
     return parsed
 
 
+def viewer(text: str) -> str:
+    """A request's viewer: empty (an observer) or a player id, so printable and at most
+    ``MAX_ID_LENGTH`` characters (as ``service.application.check_id`` holds ids)."""
+    if text and (len(text) > MAX_ID_LENGTH or not text.isprintable()):
+        raise RuleError(
+            f"viewer must be empty or a player id of at most {MAX_ID_LENGTH} printable "
+            f"characters, got {quoted(text)}",
+            field="viewer",
+        )
+    return text
+
+
 def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
-    """R13: a preset by name (default standard) with the set parameters overriding it."""
+    """R13: a preset by name (default standard) with the set parameters overriding it, for a
+    new table, so within ``domain.limits`` (table.proto states them)."""
     spec: dict[str, Any] = {"preset": name or "standard"}
     if parameters is not None:
         for field in _SCALARS:
@@ -68,7 +98,7 @@ def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
             }
         if parameters.special_points:
             spec["special_points"] = dict(parameters.special_points)
-    return resolve(spec)
+    return resolve(spec, strict=True)
 
 
 def ruleset_parameters(rules: Ruleset) -> pb.RulesetParameters:

@@ -1,14 +1,32 @@
-"""AIP-158 pagination: opaque page tokens bound to what is being listed."""
+"""AIP-158 pagination: opaque page tokens bound to what is being listed.
+
+A token is URL-safe base64 of ``{"scope": …, "after": …}``. Anything else a caller sends —
+not base64, not UTF-8, not that object, an ``after`` that is not a whole number from 0 to
+``MAX_POSITION`` (``Infinity``, ``NaN``, ``1.5``, ``"7"``, 2**70) — is INVALID_ARGUMENT:
+
+>>> page("t:x", 0, token("t:x", 7))
+(7, 50)
+>>> page("t:x", 0, token("t:x", 2**70))
+Traceback (most recent call last):
+...
+domain.errors.RuleError: page_token is not valid for this request
+"""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+from typing import Any, NoReturn
 
 from domain.errors import RuleError
+from domain.limits import MAX_POSITION
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
+MAX_TOKEN_LENGTH = 4096
+"""Characters of a page token: ours hold a scope of at most a 128-character id, which JSON
+escapes to at most 6 characters each, so they stay under about 1,100."""
 
 
 def page(scope: str, page_size: int, page_token: str) -> tuple[int, int]:
@@ -20,14 +38,27 @@ def page(scope: str, page_size: int, page_token: str) -> tuple[int, int]:
     size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
     if not page_token:
         return 0, size
+    return _after(scope, page_token), size
+
+
+def _after(scope: str, page_token: str) -> int:
+    if len(page_token) > MAX_TOKEN_LENGTH:
+        _refuse()
     try:
-        data = json.loads(base64.urlsafe_b64decode(page_token.encode()))
-        after = int(data["after"])
-        if data["scope"] != scope or after < 0:
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
-        raise RuleError("page_token is not valid for this request", field="page_token") from None
-    return after, size
+        raw = base64.b64decode(page_token.encode("ascii"), altchars=b"-_", validate=True)
+        data: Any = json.loads(raw, parse_constant=_refuse, parse_float=_refuse)
+    except (ValueError, binascii.Error, RecursionError):  # UnicodeError is a ValueError
+        _refuse()
+    if not isinstance(data, dict) or data.keys() != {"scope", "after"}:
+        _refuse()
+    after = data["after"]
+    if data["scope"] != scope or type(after) is not int or not 0 <= after <= MAX_POSITION:
+        _refuse()
+    return after
+
+
+def _refuse(*_: object) -> NoReturn:
+    raise RuleError("page_token is not valid for this request", field="page_token")
 
 
 def token(scope: str, after: int) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC
 from typing import Any
 
 from domain.errors import PhaseError, RuleError
@@ -10,7 +9,7 @@ from projections.projector import Projector
 from projections.store import FinishedRound, ViewStore
 from service import mapping, paging
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
-from service.application import Thirteen
+from service.application import Thirteen, check_id
 from service.errors import Unavailable
 from service.servicers import Runner, rpc
 
@@ -29,6 +28,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     def _round_result(self, round_id: str) -> FinishedRound:
         """The view's round, waiting (bounded) for the views to reach a round the write side
         has revealed; UNAVAILABLE rather than stale data."""
+        check_id(round_id, "round_id")  # before the view: PostgreSQL text cannot hold NUL
         found = self.store.finished_round(round_id)
         if found is None:
             round_ = self.app.round(round_id)  # NOT_FOUND for an unknown round
@@ -133,7 +133,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         if request.limit < 0:
             raise RuleError("limit must not be negative", field="limit")
         limit = min(request.limit or 10, paging.MAX_PAGE_SIZE)
-        since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
+        since = mapping.moment(request.since, "since") if request.HasField("since") else None
         rows = await self.run(self.store.leaderboard, since, limit)
         return results_pb2.GetLeaderboardResponse(
             entries=[

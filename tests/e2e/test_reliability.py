@@ -194,9 +194,7 @@ def test_a_projector_that_cannot_apply_an_event_says_so_and_commands_go_on(
     assert _result(server, dealt.round_id).players == revealed.players
 
 
-def test_start_up_resumes_from_the_views_position_and_still_sweeps_open_rounds(
-    start_server, clock
-):
+def test_start_up_resumes_from_the_views_position_and_still_sweeps_open_rounds(start_server, clock):
     first = start_server()
     seated_table(first, "t", {"A": 1000, "B": 1000})
     for _ in range(3):
@@ -212,9 +210,10 @@ def test_start_up_resumes_from_the_views_position_and_still_sweeps_open_rounds(
     assert second.running.follower.started_at >= second.app.max_position() - 1
     clock.advance(61)
     wait_until(
-        lambda: second.tables.GetRound(table_pb2.GetRoundRequest(round_id=open_round.round_id))
-        .phase
-        == table_pb2.ROUND_PHASE_REVEALED,
+        lambda: (
+            second.tables.GetRound(table_pb2.GetRoundRequest(round_id=open_round.round_id)).phase
+            == table_pb2.ROUND_PHASE_REVEALED
+        ),
         "the sweeper to reveal the round dealt before the restart",
     )
 
@@ -236,9 +235,12 @@ def test_a_store_written_by_the_first_version_is_served_audited_and_played_on(tm
         assert _result(server, fujian.current_round_id).players == revealed.players
         clock.advance(3600)
         wait_until(
-            lambda: server.tables.GetTable(table_pb2.GetTableRequest(table_id="t-standard"))
-            .current_round_id
-            == "",
+            lambda: (
+                server.tables.GetTable(
+                    table_pb2.GetTableRequest(table_id="t-standard")
+                ).current_round_id
+                == ""
+            ),
             "the sweeper to reveal the overdue round",
         )
         credit(server, "ann", 3, f"later-{uuid.uuid4().hex}")
