@@ -6,6 +6,7 @@ Hidden information lives here too: before a round is over a viewer sees only the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -146,12 +147,17 @@ def _hand(round_: Round, player: str, viewer: str | None) -> pb.Hand:
     if player == viewer and not round_.ended:  # R5.6, for the player deciding what to play
         rules = round_.ruleset
         hand.qualifying_specials.extend(
-            q.special.id
-            for q in qualifying(
-                round_.hand(player), quad_counts_as_two_pairs=rules.quad_counts_as_two_pairs
-            )
+            _qualifying_ids(round_.hand(player), rules.quad_counts_as_two_pairs)
         )
     return hand
+
+
+@functools.lru_cache(maxsize=4096)
+def _qualifying_ids(cards: tuple[Card, ...], quad_counts_as_two_pairs: bool) -> tuple[str, ...]:
+    """R5.6 for a dealt hand, which never changes: computed once per hand, not per message
+    (a few milliseconds each; every watch message and GetRound of an open round asks)."""
+    found = qualifying(cards, quad_counts_as_two_pairs=quad_counts_as_two_pairs)
+    return tuple(q.special.id for q in found)
 
 
 def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:

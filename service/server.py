@@ -39,6 +39,7 @@ from service.servicers import (
 )
 from service.storage import open_views
 from service.sweeper import DeadlineSweeper
+from service.undecodable import RefuseUndecodable
 from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 
 log = structlog.get_logger("thirteen.server")
@@ -96,13 +97,14 @@ async def start(
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
     run = Runner(executor)
-    hub = WatchHub(loop)
+    hub = WatchHub(loop, app)
     server = grpc.aio.server(
+        interceptors=[RefuseUndecodable()],
         options=[
             ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", 16 * MAX_MESSAGE_BYTES),
-        ]
+        ],
     )
     wallet_pb2_grpc.add_WalletServiceServicer_to_server(WalletServicer(app, run), server)
     table_pb2_grpc.add_TableServiceServicer_to_server(TableServicer(app, run, hub), server)

@@ -18,8 +18,7 @@ from grpc.aio import AbortError
 
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
-from domain.round import Round
-from domain.table import Table
+from domain.limits import MAX_POSITION
 from service import mapping, paging
 from service._generated.thirteen.v1 import (
     diagnostics_pb2,
@@ -30,8 +29,8 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.application import Thirteen
-from service.grpc_errors import internal_status, to_status
-from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
+from service.grpc_errors import clip, internal_status, to_status
+from service.watch import WatchHub
 
 log = structlog.get_logger("thirteen.rpc")
 T = TypeVar("T")
@@ -75,7 +74,7 @@ def rpc(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
             log.info(
                 "rpc_refused",
                 code=status.code.name,
-                error=error.message,
+                error=clip(error.message),
                 ms=round((time.perf_counter() - started) * 1000, 2),
             )
         except (AbortError, asyncio.CancelledError):
@@ -122,21 +121,6 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
             table_id=wallet.table_id or "",
             round_id=wallet.round_id or "",
         )
-
-
-_EVENT_TYPES = {
-    Table.Opened: "TableOpened",
-    Table.PlayerSatDown: "PlayerSatDown",
-    Table.PlayerStoodUp: "PlayerStoodUp",
-    Table.RoundStarted: "RoundStarted",
-    Table.RoundEnded: "RoundEnded",
-    Round.Dealt: "RoundDealt",
-    Round.Arranged: "HandArranged",
-    Round.SpecialDeclared: "SpecialDeclared",
-    Round.PlayerEscaped: "PlayerEscaped",
-    Round.Revealed: "RoundRevealed",
-    Round.Abandoned: "RoundAbandoned",
-}
 
 
 class TableServicer(table_pb2_grpc.TableServiceServicer):
@@ -228,59 +212,28 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def GetRound(self, request: Any, context: Any) -> Any:
+        viewer = mapping.viewer(request.viewer)
         round_ = await self.run(self.app.round, request.round_id)
-        return table_pb2.GetRoundResponse(**mapping.round_fields(round_, request.viewer))
-
-    def _event_message(self, position: int, event: Any, viewer: str) -> Any:
-        message = table_pb2.WatchTableResponse(
-            position=position,
-            type=_EVENT_TYPES.get(type(event), type(event).__name__),
-            player_id=getattr(event, "player_id", ""),
-            occurred_at=mapping.timestamp(event.at),
-        )
-        state = self.app.repository.get(event.originator_id, version=event.originator_version)
-        if isinstance(state, Table):
-            message.table_id = state.table_id
-            message.table.CopyFrom(table_pb2.Table(**mapping.table_fields(state)))
-        elif isinstance(state, Round):
-            message.table_id = state.table_id
-            message.round_id = state.round_id
-            message.round.CopyFrom(table_pb2.Round(**mapping.round_fields(state, viewer)))
-        return message
+        return table_pb2.GetRoundResponse(**mapping.round_fields(round_, viewer))
 
     async def WatchTable(self, request: Any, context: Any) -> AsyncIterator[Any]:
         """Catch up from the store after ``after``, then follow live; positions only grow."""
         structlog.contextvars.bind_contextvars(request_id=_request_id(context), rpc="WatchTable")
-        if request.after < 0:
-            await context.abort_with_status(
-                to_status(RuleError("after must not be negative", field="after"))
-            )
         try:
+            if not 0 <= request.after <= MAX_POSITION:
+                raise RuleError(
+                    f"after must be a log position from 0 to {MAX_POSITION}", field="after"
+                )
+            viewer = mapping.viewer(request.viewer)
             table = await self.run(self.app.table, request.table_id)
         except RuleError as error:
             await context.abort_with_status(to_status(error))
-        watch = self.hub.open(table_uuid(table.table_id), {round_uuid(r) for r in table.round_ids})
+        rounds = [round_uuid(r) for r in table.round_ids]
+        watch = self.hub.open(table_uuid(table.table_id), rounds, viewer)
         try:
-            last = request.after
-            while True:  # catch up from the store
-                batch = await self.run(self.app.events_after, last, 500, TABLE_AND_ROUND_TOPICS)
-                for position, event in batch:
-                    if event is not None and watch.concerns(event):
-                        yield await self.run(self._event_message, position, event, request.viewer)
-                    last = position
-                if not batch:
-                    break
-            while True:  # live
-                position, event = await watch.queue.get()
-                if watch.overflowed:
-                    await context.abort(
-                        grpc.StatusCode.RESOURCE_EXHAUSTED,
-                        f"the stream fell behind; resume with after={last}",
-                    )
-                if position <= last:
-                    continue
-                yield await self.run(self._event_message, position, event, request.viewer)
-                last = position
+            async for message in self.hub.follow(watch, request.after, self.run):
+                yield message
+            await context.abort(*watch.ending())
         finally:
             self.hub.close(watch)
 

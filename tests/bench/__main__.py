@@ -1,6 +1,6 @@
 """``python -m tests.bench``: every benchmark, figures beside their baselines."""
 
-from tests.bench import audit, engine, projections, restart, service
+from tests.bench import audit, engine, projections, restart, service, watch
 
 
 def main() -> None:
@@ -10,6 +10,7 @@ def main() -> None:
         projections.report,
         audit.report,
         restart.report,
+        watch.report,
     ):
         for line in report():
             print(line, flush=True)

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
+from grpc_status import rpc_status
 
 from domain.ruleset import STANDARD
 from service._generated.thirteen.v1 import (
@@ -509,14 +510,9 @@ def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(server, subt
     _views_follow(server, "Z", transfer_id="after-the-storm")
 
 
-# B. What needs a change in files this change does not own (see the report) -------------------
+# C. Requests refused before any command runs -----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service/servicers.py WatchTable must refuse after > domain.limits.MAX_POSITION "
-    "(an UNKNOWN OverflowError today)",
-)
 def test_watch_table_refuses_an_after_no_store_can_hold(server):
     open_table(server, "t")
     assert_refused(
@@ -528,11 +524,6 @@ def test_watch_table_refuses_an_after_no_store_can_hold(server):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service/servicers.py GetRound and WatchTable must check request.viewer with "
-    "mapping.viewer (a 100 kB viewer is answered today)",
-)
 @pytest.mark.parametrize("rpc", ["GetRound", "WatchTable"])
 def test_a_viewer_that_cannot_be_a_player_id_is_invalid_argument(server, rpc):
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -557,13 +548,17 @@ def test_a_request_id_longer_than_an_id_is_invalid_argument_and_stores_nothing(s
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service/server.py: a request that does not parse (a string field that is not "
-    "UTF-8) is answered UNKNOWN by grpc before any servicer runs",
-)
 def test_a_request_that_does_not_parse_is_invalid_argument(server):
     raw = server.channel.unary_unary("/thirteen.v1.WalletService/GetBalance")
     with pytest.raises(grpc.RpcError) as refused:
         raw(b"\x0a\x02\xff\xfe")  # GetBalanceRequest.player_id = b"\xff\xfe"
+    assert refused.value.code() == INVALID
+    status = rpc_status.from_call(refused.value)
+    assert status is not None and len(status.message) <= 300
+
+
+def test_a_stream_request_that_does_not_parse_is_invalid_argument(server):
+    raw = server.channel.unary_stream("/thirteen.v1.TableService/WatchTable")
+    with pytest.raises(grpc.RpcError) as refused:
+        next(iter(raw(b"\x0a\x02\xff\xfe")))  # WatchTableRequest.table_id = b"\xff\xfe"
     assert refused.value.code() == INVALID
