@@ -267,12 +267,14 @@ class Projector:
                 self._healthy(False, error)
                 self._stop.wait(1.0)
             except Exception as error:
-                # The database, not the events: a cut session or a lock wait. Say so at once
-                # in the log, on health only if it lasts.
+                # The database, not the events: a cut session or a lock wait. A warning at
+                # once; a failure, on health too, only if it lasts.
                 failures += 1
-                log.exception("projection_failed", cause=repr(error), attempt=failures)
                 if failures >= DATABASE_FAILURES_BEFORE_UNHEALTHY:
+                    log.exception("projection_failed", cause=repr(error), attempt=failures)
                     self._healthy(False, error)
+                else:
+                    log.warning("projection_retrying", cause=repr(error), attempt=failures)
                 self._reset()
                 self._stop.wait(min(1.0, 0.1 * failures))
                 with contextlib.suppress(Exception):  # e.g. the tables were dropped by a rebuild

@@ -37,7 +37,7 @@ from service.servicers import (
     TableServicer,
     WalletServicer,
 )
-from service.storage import open_views
+from service.storage import open_views, starting_together
 from service.sweeper import DeadlineSweeper
 from service.undecodable import RefuseUndecodable
 from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
@@ -68,6 +68,7 @@ class Running:
     projector: Projector
     views: ViewStore
     executor: ThreadPoolExecutor
+    hub: WatchHub
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def stop(self, grace: float = 5.0) -> None:
@@ -76,6 +77,9 @@ class Running:
             return
         self.stopped.set()
         await self.health.enter_graceful_shutdown()
+        # Open streams would hold the whole grace period: end them now, each with the
+        # position its client resumes from on another replica or after the restart.
+        self.hub.end_all(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
         await self.server.stop(grace)
         self.sweeper.stop()
         self.follower.stop()
@@ -143,7 +147,8 @@ async def start(
         raise OSError(f"cannot listen on {address}: the address is taken or not ours")
 
     def prepare() -> ResumePoint | None:
-        views.create()
+        with starting_together(app.env):
+            views.create()
         if leadership.acquire():
             projector.upgrade()  # views of an earlier version are rebuilt once, before serving
         return views.resume_point()
@@ -169,7 +174,7 @@ async def start(
     projector.start()
     await server.start()
     return Running(
-        server, port, app, health_servicer, follower, sweeper, projector, views, executor
+        server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
     )
 
 

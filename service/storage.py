@@ -5,8 +5,10 @@ variables). Stored events are made immutable by triggers in either database."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from psycopg.conninfo import make_conninfo
 
@@ -96,6 +98,55 @@ def protect(app: Thirteen) -> None:
             )
 
 
+def _postgres_settings(env: Mapping[str, str]) -> dict[str, str]:
+    settings = {
+        "host": env.get("POSTGRES_HOST") or "",
+        "port": env.get("POSTGRES_PORT") or "",
+        "user": env.get("POSTGRES_USER") or "",
+        "dbname": env.get("POSTGRES_DBNAME") or "",
+        "password": env.get("POSTGRES_PASSWORD") or "",
+    }
+    return {k: v for k, v in settings.items() if v}
+
+
+STARTING = 13014
+"""The advisory lock key under which PostgreSQL replicas create their tables one at a time."""
+
+
+@contextmanager
+def starting_together(env: Mapping[str, str]) -> Iterator[None]:
+    """Replicas starting at once on a fresh schema race to create the same tables, and
+    ``CREATE … IF NOT EXISTS`` is no guard against that in PostgreSQL (one of them fails on
+    ``pg_type``): while this is held, no other replica runs its own table creation."""
+    if env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
+        yield
+        return
+    import psycopg
+
+    with psycopg.connect(make_conninfo("", **_postgres_settings(env)), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (STARTING,))
+        yield  # closing the session releases the lock
+
+
+def _replace_cut_sessions_at_once(app: Thirteen) -> None:
+    """When the pool finds one cut session, a cut usually took all of them (a database restart,
+    ``pg_terminate_backend``): check the idle ones there and then, so the caller gets a new
+    session at once instead of meeting the next dead one after psycopg_pool's backoff (1 s,
+    2 s …) while holding the writer."""
+    from psycopg_pool import ConnectionPool
+
+    pool = app.recorder.datastore.pool  # type: ignore[attr-defined]
+
+    def check(conn: Any) -> None:
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception:
+            pool.check()
+            raise
+
+    pool._check = check  # the pool's pre-ping hook (psycopg_pool 3.2: ``check=``)
+
+
 def open_views(app: Thirteen) -> tuple[ViewStore, Leadership]:
     """The views beside the event store: a SQLite file of their own next to the events, or
     tables in the same PostgreSQL schema with one projector elected among the replicas."""
@@ -104,14 +155,7 @@ def open_views(app: Thirteen) -> tuple[ViewStore, Leadership]:
         return ViewStore(path=events.parent / "views.sqlite"), FileLock(
             events.parent / "views.lock"
         )
-    settings = {
-        "host": app.env.get("POSTGRES_HOST") or "",
-        "port": app.env.get("POSTGRES_PORT") or "",
-        "user": app.env.get("POSTGRES_USER") or "",
-        "dbname": app.env.get("POSTGRES_DBNAME") or "",
-        "password": app.env.get("POSTGRES_PASSWORD") or "",
-    }
-    settings = {k: v for k, v in settings.items() if v}
+    settings = _postgres_settings(app.env)
     schema = app.env.get("POSTGRES_SCHEMA") or ""
     lock = AdvisoryLock(make_conninfo("", **settings), schema or settings.get("dbname", ""))
     return ViewStore(postgres={**settings, "schema": schema}), lock
@@ -121,6 +165,10 @@ def open_app(
     data: Path, *, clock: Clock | None = None, environ: Mapping[str, str] | None = None
 ) -> Thirteen:
     """The application on the configured store, with its event table protected."""
-    app = Thirteen(store_env(data, environ), clock=clock)
-    protect(app)
+    env = store_env(data, environ)
+    with starting_together(env):
+        app = Thirteen(env, clock=clock)
+        protect(app)
+    if env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
+        _replace_cut_sessions_at_once(app)
     return app

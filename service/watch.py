@@ -80,7 +80,15 @@ def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> d
     if not isinstance(state, Round):
         shared = _message(state, position, event, "")
         return dict.fromkeys(viewers, shared)
-    return {viewer: _message(state, position, event, viewer) for viewer in viewers}
+    # Anyone but a player of a round in progress sees what an observer sees: one build for all
+    # of them, however many made-up viewer names the streams give.
+    built: dict[str, Any] = {}
+    for viewer in viewers:
+        key = viewer if not state.ended and viewer in state.players else ""
+        if key not in built:
+            built[key] = _message(state, position, event, key)
+        built[viewer] = built[key]
+    return {viewer: built[viewer] for viewer in viewers}
 
 
 def _message(state: Any, position: int, event: Any, viewer: str) -> Any:
@@ -235,6 +243,13 @@ class WatchHub:
                 del self._tables[watch.table_id]
                 for round_id in watched.rounds:
                     self._round_tables.pop(round_id, None)
+
+    def end_all(self, code: grpc.StatusCode, why: str) -> None:
+        """End every stream (event loop), each telling its client where to resume."""
+        with self._lock:
+            watches = [w for watched in self._tables.values() for w in watched.watches]
+        for watch in watches:
+            watch.end(code, why)
 
     def streams(self, *, live: bool = False) -> int:
         """Open streams (with ``live``, only those past their catch-up)."""

@@ -23,7 +23,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from projections.folds import ViewFold
-from service._generated.thirteen.v1 import results_pb2, table_pb2, wallet_pb2
+from service._generated.thirteen.v1 import results_pb2, table_pb2, table_pb2_grpc, wallet_pb2
 from tests.e2e.helpers import (
     arrange_well,
     balance,
@@ -311,3 +311,65 @@ def test_terminated_postgres_connections_are_replaced_and_nothing_is_lost(
         assert _health(server, RESULTS) == health_pb2.HealthCheckResponse.SERVING
     finally:
         server.stop()
+
+
+def test_made_up_viewers_share_the_observers_message(server, monkeypatch):
+    """Anyone but a player of a round in progress sees what an observer sees, so streams with
+    thirty invented viewer names cost one message build per event, not thirty."""
+    from collections import Counter
+
+    seated_table(server, "t", {"A": 1000, "B": 1000})
+    streams = [
+        server.tables.WatchTable(
+            table_pb2.WatchTableRequest(table_id="t", viewer=f"nobody-{n}"), timeout=60
+        )
+        for n in range(30)
+    ]
+    built: Counter[int] = Counter()
+    real = table_pb2.WatchTableResponse
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        message = real(*args, **kwargs)
+        built[message.position] += 1
+        return message
+
+    try:
+        for stream in streams:
+            assert next(stream).type == "TableOpened"
+        wait_until(lambda: server.running.hub.streams(live=True) == 30, "streams to go live")
+        before = server.app.max_position()
+        monkeypatch.setattr(table_pb2, "WatchTableResponse", counted)
+        dealt = deal(server, "t")
+        arrange_well(server, dealt)
+        reveal(server, dealt.round_id)
+        seen = []
+        for message in streams[0]:
+            seen.append(message)
+            if message.type == "RoundEnded":
+                break
+    finally:
+        for stream in streams:
+            stream.cancel()
+    live = [m for m in seen if m.position > before]
+    assert live and all(not m.round.hands for m in live if m.type != "RoundRevealed")
+    assert all(built[m.position] == 1 for m in live), built
+
+
+def test_stopping_the_server_ends_every_stream_with_where_to_resume(start_server):
+    server = start_server()
+    seated_table(server, "t", {"A": 1000, "B": 1000})
+    channel = grpc.insecure_channel(server.address)  # the test's, open after the server's
+    stub = table_pb2_grpc.TableServiceStub(channel)
+    streams = [
+        stub.WatchTable(table_pb2.WatchTableRequest(table_id="t"), timeout=60) for _ in range(5)
+    ]
+    for stream in streams:
+        assert next(stream).type == "TableOpened"
+    wait_until(lambda: server.running.hub.streams(live=True) == 5, "streams to go live")
+    server.stop()
+    for stream in streams:
+        with pytest.raises(grpc.RpcError) as ended:
+            list(stream)
+        assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "the server is stopping; resume with after=" in ended.value.details()
+    channel.close()
