@@ -21,10 +21,10 @@ from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, Recording
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Recording
 
 from domain.cards import Card
-from domain.chain import CHAIN, canonical, link
+from domain.chain import CHAIN
 from domain.errors import PhaseError, RuleError, SeatError
 from domain.ids import (
     deal_round_id,
@@ -41,6 +41,7 @@ from domain.specials import Special, Split
 from domain.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
+from service.chaining import ChainingMapper
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, Conflict, NotFound
 
@@ -142,39 +143,45 @@ class Thirteen(Application[UUID]):
 
     # Tamper evidence -------------------------------------------------------------------------
 
+    def construct_mapper(self) -> Mapper[UUID]:
+        transcoder = self.construct_transcoder()
+        assert isinstance(transcoder, JSONTranscoder)
+        return ChainingMapper(transcoder)
+
     def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
-        """Chain every new event to the one before it in its stream (``domain.chain``), then
-        store them all in one transaction. The heads are remembered only once stored."""
-        chained = [obj for obj in objs if isinstance(obj, Aggregate) and obj.pending_events]
+        """Store every new event in one transaction, each linked to the one before it in its
+        stream (``domain.chain``) as it is encoded. Heads are remembered only once stored."""
+        streams = {
+            obj.id: obj.pending_events[0].originator_version - 1
+            for obj in objs
+            if isinstance(obj, Aggregate) and obj.pending_events
+        }
+        mapper = self.mapper
+        assert isinstance(mapper, ChainingMapper)
         with self.writer:
-            heads = {aggregate.id: self._chain(aggregate) for aggregate in chained}
+            mapper.previous = {
+                stream: "" if base == 0 else self.chain_head(stream, base)
+                for stream, base in streams.items()
+            }
             try:
                 recordings = super().save(*objs, **kwargs)
             except BaseException:
-                for aggregate in chained:  # neither those heads nor those states were stored
-                    self._heads.pop(aggregate.id, None)
+                for stream in streams:  # neither those heads nor those states were stored
+                    self._heads.pop(stream, None)
                     if self.repository.cache is not None:
                         with contextlib.suppress(KeyError):
-                            self.repository.cache.get(aggregate.id, evict=True)
+                            self.repository.cache.get(stream, evict=True)
                 raise
-            self._heads.update(heads)
+            finally:
+                heads, mapper.previous = mapper.previous, None
+            for recording in recordings:
+                event = recording.domain_event
+                if event.originator_id in heads:
+                    self._heads[event.originator_id] = (
+                        event.originator_version,
+                        heads[event.originator_id],
+                    )
             return recordings
-
-    def _chain(self, aggregate: Aggregate) -> tuple[int, str]:
-        pending = aggregate.pending_events
-        base = pending[0].originator_version - 1
-        previous = "" if base == 0 else self.chain_head(aggregate.id, base)
-        for event in pending:
-            stored = self.mapper.to_stored_event(event)
-            body = canonical(
-                str(event.originator_id),
-                event.originator_version,
-                stored.topic,
-                json.loads(stored.state),
-            )
-            previous = link(previous, body)
-            object.__setattr__(event, CHAIN, previous)  # stored with the event's state
-        return pending[-1].originator_version, previous
 
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""
