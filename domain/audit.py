@@ -18,11 +18,11 @@ from domain.cards import parse_cards
 from domain.chain import StoredRecord, verify_chain
 from domain.errors import RuleError
 from domain.escape import escape_transfers
+from domain.fairness import Proof, prove
 from domain.play import declare
-from domain.results import RoundResult, round_result
+from domain.results import RoundResult, record, round_result
 from domain.round import Outcome, Round
 from domain.ruleset import Ruleset
-from domain.shuffle import deal, verify_commitment
 from domain.specials import Split
 from domain.stakes import round_base
 
@@ -78,7 +78,8 @@ def verify_round(evidence: RoundEvidence) -> list[Finding]:
         return report.findings
     dealt: Round.Dealt = events[0]
     names = {id(e): r.name for e, r in zip(events, evidence.records, strict=False)}
-    _verify_deal(dealt, evidence, report)
+    proofs = _Proofs(dealt)
+    _verify_deal(dealt, evidence, proofs, report)
     round_: Round | None = None
     outcome: Outcome | None = None  # scored once, at the reveal
     ended = False
@@ -103,7 +104,7 @@ def verify_round(evidence: RoundEvidence) -> list[Finding]:
                 ended = True
                 report.check(
                     "R12.6",
-                    verify_commitment(bytes.fromhex(event.server_seed), dealt.commitment),
+                    proofs.of(event.server_seed).seed_matches,
                     "the revealed server seed hashes to the commitment published before the deal",
                     "the revealed server seed does not hash to the commitment",
                     where,
@@ -137,7 +138,26 @@ def _verify_chain(evidence: RoundEvidence, report: _Report) -> None:
         )
 
 
-def _verify_deal(dealt: Round.Dealt, evidence: RoundEvidence, report: _Report) -> None:
+class _Proofs:
+    """The fairness proof (``domain.fairness``) of the deal for each revealed seed, once."""
+
+    def __init__(self, dealt: Round.Dealt) -> None:
+        self.dealt = dealt
+        self._found: dict[str, Proof] = {}
+
+    def of(self, server_seed: str) -> Proof:
+        if server_seed not in self._found:
+            dealt = self.dealt
+            hands = [dealt.hands.get(p, []) for p in dealt.players]
+            self._found[server_seed] = prove(
+                server_seed, dealt.commitment, dealt.client_seed, dealt.round_id, hands
+            )
+        return self._found[server_seed]
+
+
+def _verify_deal(
+    dealt: Round.Dealt, evidence: RoundEvidence, proofs: _Proofs, report: _Report
+) -> None:
     report.check(
         "R13",
         dict(dealt.ruleset) == dict(evidence.table_ruleset),
@@ -158,11 +178,9 @@ def _verify_deal(dealt: Round.Dealt, evidence: RoundEvidence, report: _Report) -
     seed = _published_seed(evidence.events)
     if seed is None:
         return
-    hands = deal(bytes.fromhex(seed), dealt.client_seed, dealt.round_id, len(dealt.players))
-    recorded = [parse_cards(dealt.hands[p]) for p in dealt.players]
     report.check(
         "R12",
-        [tuple(h) for h in recorded] == [tuple(h) for h in hands],
+        proofs.of(seed).hands_match,
         "the hands recomputed from the server seed, the client seed and the round id "
         "equal the recorded hands",
         "the recorded hands differ from the deal recomputed from the seeds",
@@ -282,6 +300,15 @@ def _verify_reveal(round_: Round, event: Any, where: str, report: _Report) -> Ou
         f"the recorded points {dict(event.points)} differ from the showdown scored again {points}",
         where,
     )
+    if event.result is not None:  # class version 2 records the showdown itself
+        report.check(
+            "R6",
+            event.result == record(outcome.score),
+            "the recorded showdown (every pair's piles, their worth and words) equals the "
+            "showdown scored again",
+            "the recorded showdown differs from the showdown scored again",
+            where,
+        )
     report.check(
         "R9",
         dict(event.coins) == outcome.coins,

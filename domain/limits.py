@@ -43,7 +43,12 @@ deals no round that could score past them (``Round.deal``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from domain.errors import RuleError
+
+if TYPE_CHECKING:
+    from domain.ruleset import Ruleset
 
 MAX_TRANSFER = 10**12
 """Coins one credit or debit may move."""
@@ -107,3 +112,38 @@ def quoted(value: object, limit: int = MAX_QUOTED) -> str:
         return f"an integer of {value.bit_length()} bits"  # repr may refuse 4,300+ digits
     text = repr(value[: limit + 1] if isinstance(value, str) else value)
     return text if len(text) <= limit + 2 else text[:limit] + "…"
+
+
+def check_deal(table_id: str, number: int, balances: dict[str, int], ruleset: Ruleset) -> None:
+    """The limits at a deal (``Round.deal``). A seated player holds at most ``MAX_BALANCE``,
+    so that what the round settles (at most what the others hold, R9.1) keeps every balance
+    at most 4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no
+    round that could score more than they allow."""
+    rich = [f"{p} ({b:,})" for p, b in balances.items() if b > MAX_BALANCE]
+    if rich:
+        raise LimitReached(
+            f"cannot deal: {', '.join(rich)} {'holds' if len(rich) == 1 else 'hold'} more "
+            f"than the {MAX_BALANCE:,} coins a seated player may hold when a round is dealt; "
+            "withdraw the excess first"
+        )
+    problem = ""
+    if ruleset.max_round_points > MAX_ROUND_POINTS:
+        problem = (
+            f"lets a player win or lose {ruleset.max_round_points:,} points in a round, above "
+            f"the limit of {MAX_ROUND_POINTS:,}"
+        )
+    elif ruleset.escape_penalty_multiple > MAX_ESCAPE_MULTIPLE:
+        problem = (
+            f"has an escape_penalty_multiple of {ruleset.escape_penalty_multiple:,}, above the "
+            f"limit of {MAX_ESCAPE_MULTIPLE:,}"
+        )
+    if problem:
+        raise LimitReached(
+            f"cannot deal at table {table_id}: its ruleset was recorded before the limits and "
+            f"{problem}; open a new table"
+        )
+    if number > MAX_ROUND_NUMBER:
+        raise LimitReached(
+            f"cannot deal: table {table_id} has dealt the {MAX_ROUND_NUMBER:,} rounds a table "
+            "may deal; open a new table"
+        )

@@ -20,14 +20,9 @@ from domain.cards import Card, format_cards, parse_cards
 from domain.errors import PhaseError, RuleError
 from domain.escape import escape_transfers
 from domain.ids import round_uuid
-from domain.limits import (
-    MAX_BALANCE,
-    MAX_ESCAPE_MULTIPLE,
-    MAX_ROUND_NUMBER,
-    MAX_ROUND_POINTS,
-    LimitReached,
-)
+from domain.limits import check_deal
 from domain.play import NO_ARRANGEMENT, Play, declare
+from domain.results import ShowdownRecord, record, recorded_score
 from domain.ruleset import Ruleset
 from domain.scoring import RoundScore, Seat, score_round
 from domain.settlement import gross, settle
@@ -42,41 +37,6 @@ class Outcome:
 
     score: RoundScore
     coins: dict[str, int]
-
-
-def _check_limits(table_id: str, number: int, balances: dict[str, int], ruleset: Ruleset) -> None:
-    """``domain.limits`` at a deal. A seated player holds at most ``MAX_BALANCE``, so that what
-    the round settles (at most what the others hold, R9.1) keeps every balance at most
-    4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no round
-    that could score more than they allow."""
-    rich = [f"{p} ({b:,})" for p, b in balances.items() if b > MAX_BALANCE]
-    if rich:
-        raise LimitReached(
-            f"cannot deal: {', '.join(rich)} {'holds' if len(rich) == 1 else 'hold'} more "
-            f"than the {MAX_BALANCE:,} coins a seated player may hold when a round is dealt; "
-            "withdraw the excess first"
-        )
-    problem = ""
-    if ruleset.max_round_points > MAX_ROUND_POINTS:
-        problem = (
-            f"lets a player win or lose {ruleset.max_round_points:,} points in a round, above "
-            f"the limit of {MAX_ROUND_POINTS:,}"
-        )
-    elif ruleset.escape_penalty_multiple > MAX_ESCAPE_MULTIPLE:
-        problem = (
-            f"has an escape_penalty_multiple of {ruleset.escape_penalty_multiple:,}, above the "
-            f"limit of {MAX_ESCAPE_MULTIPLE:,}"
-        )
-    if problem:
-        raise LimitReached(
-            f"cannot deal at table {table_id}: its ruleset was recorded before the limits and "
-            f"{problem}; open a new table"
-        )
-    if number > MAX_ROUND_NUMBER:
-        raise LimitReached(
-            f"cannot deal: table {table_id} has dealt the {MAX_ROUND_NUMBER:,} rounds a table "
-            "may deal; open a new table"
-        )
 
 
 class Round(Aggregate):
@@ -123,12 +83,23 @@ class Round(Aggregate):
         at: datetime
 
     class Revealed(Aggregate.Event):
-        """R10.3: the showdown. Publishes the seed (R12.6) and records the settlement (R9)."""
+        """R10.3: the showdown. Publishes the seed (R12.6) and records the scored result: the
+        totals (R6.8), the settlement (R9) and, since class version 2, the showdown itself
+        (``domain.results.record``), so that readers copy it rather than score again."""
+
+        class_version = 2
 
         server_seed: str
         points: dict[str, int]
         coins: dict[str, int]
+        result: ShowdownRecord | None
         at: datetime
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Version 1 recorded no showdown: ``None`` says it is to be scored from the
+            round's own events, which R9.3 makes come out as it did at the reveal."""
+            state["result"] = None
 
     class Abandoned(Aggregate.Event):
         """R11.3: fewer than two players remain; no showdown. The seed is published too."""
@@ -156,7 +127,7 @@ class Round(Aggregate):
         """R10.1, R12: deal 13 cards to each seated player from the committed seed; R8.3, R8.4:
         fix the base stake and every balance. Refused while anything it would record exceeds
         ``domain.limits``."""
-        _check_limits(table_id, number, balances, ruleset)
+        check_deal(table_id, number, balances, ruleset)
         players = list(balances)
         hands = deal(server_seed, client_seed, round_id, len(players))
         base = round_base(balances, ruleset)
@@ -208,10 +179,11 @@ class Round(Aggregate):
         self.server_seed: str | None = None
         self.points: dict[str, int] = {}
         self.coins: dict[str, int] = {}
+        self.result: ShowdownRecord | None = None
         self.ended_at: datetime | None = None
         self.revealed = False
 
-    _DERIVED = frozenset({"ruleset", "_parsed_hands", "_plays"})
+    _DERIVED = frozenset({"ruleset", "_parsed_hands", "_plays", "_outcomes"})
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies (the repository hands out deep copies) leave out what is derived from the
@@ -277,11 +249,31 @@ class Round(Aggregate):
         return score_round([Seat(p, self.play_of(p)) for p in self.active], self.ruleset)
 
     def outcome(self) -> Outcome:
-        """R6, R7, R9: the score and the settlement against the balances at the deal."""
+        """R6, R7, R9: the score and the settlement against the balances at the deal, scored
+        now from the recorded submissions (what the reveal decides and the audit re-derives)."""
         score = self.score()
         active = self.active
         coins = settle(gross(score.points, self.base_stake), [self.balances[p] for p in active])
         return Outcome(score, dict(zip(active, coins, strict=True)))
+
+    def revealed_outcome(self) -> Outcome | None:
+        """The outcome the reveal recorded, or None for a round not revealed: copied from the
+        ``Revealed`` event, not scored again (STYLE 12). A round revealed before the event
+        recorded its showdown (class version 1) is scored once from its events (R9.3)."""
+        if not self.revealed:
+            return None
+        found = self._outcomes.get("revealed")
+        if found is None:
+            if self.result is None:
+                found = self.outcome()
+            else:
+                found = Outcome(recorded_score(self.result, self.points), dict(self.coins))
+            self._outcomes["revealed"] = found
+        return found
+
+    @cached_property
+    def _outcomes(self) -> dict[str, Outcome]:
+        return {}
 
     # Commands ---------------------------------------------------------------------------------
 
@@ -413,16 +405,23 @@ class Round(Aggregate):
             )
         outcome = self.outcome()
         points = {s.player_id: s.points for s in outcome.score.players}
-        self._revealed(server_seed.hex(), points, outcome.coins, now)
+        self._revealed(server_seed.hex(), points, outcome.coins, record(outcome.score), now)
+        self._outcomes["revealed"] = outcome  # what was just recorded, without reading it back
         return outcome
 
     @event(Revealed)
     def _revealed(
-        self, server_seed: str, points: dict[str, int], coins: dict[str, int], at: datetime
+        self,
+        server_seed: str,
+        points: dict[str, int],
+        coins: dict[str, int],
+        result: ShowdownRecord | None,
+        at: datetime,
     ) -> None:
         self.server_seed = server_seed
         self.points = points
         self.coins = coins
+        self.result = result
         self.ended_at = at
         self.revealed = True
 

@@ -28,6 +28,9 @@ from domain.play import Play
 from domain.ruleset import Ruleset
 from domain.specials import Special
 
+FOUL = "foul"
+"""How a pile of a foul side is worded: it is not compared (R6.3, R6.4)."""
+
 
 @dataclass(frozen=True)
 class Seat:
@@ -38,18 +41,35 @@ class Seat:
 
 
 @dataclass(frozen=True)
+class PileScore:
+    """One pile of a pair, for ``a`` (R6.1): won (+1), lost (−1) or tied (0); ``worth`` is what
+    the winning pile earns (0 for a tie, R6.1 pile bonuses included); each side's pile in
+    words, ``"foul"`` for a foul side (R6.3, R6.4)."""
+
+    result: int
+    worth: int
+    a_words: str
+    b_words: str
+
+
+@dataclass(frozen=True)
 class PairScore:
-    """One pairwise comparison (R6). ``points`` are for ``a``; ``piles`` are +1/−1/0 for ``a``
-    (empty when a special hand decided the pair); ``scoop`` and ``home_run`` hold whichever
-    side earned them."""
+    """One pairwise comparison (R6). ``points`` are for ``a``; ``pile_scores`` front, middle,
+    back for ``a`` (empty when a special hand decided the pair); ``scoop`` and ``home_run``
+    hold whichever side earned them."""
 
     a: str
     b: str
     points: int
-    piles: tuple[int, ...]
+    pile_scores: tuple[PileScore, ...]
     scoop: bool
     home_run: bool
     explanation: str
+
+    @property
+    def piles(self) -> tuple[int, ...]:
+        """+1/−1/0 for ``a`` per pile."""
+        return tuple(p.result for p in self.pile_scores)
 
 
 @dataclass(frozen=True)
@@ -86,7 +106,7 @@ class _Pair:
     i: int
     j: int
     points: int  # for i, before any home-run multiplier
-    piles: tuple[int, ...]
+    piles: tuple[PileScore, ...]
     scooper: int | None  # the seat that scooped the other, if any
     sentences: list[str]
 
@@ -132,7 +152,8 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
         points, sentence = _special_pair(x, y, ruleset)
         return _Pair(i, j, points, (), None, [sentence])
     if x.foul and y.foul:  # R6.4
-        return _Pair(i, j, 0, (0, 0, 0), None, [f"{x.name} and {y.name} both fouled: no points."])
+        neither = (PileScore(0, 0, FOUL, FOUL),) * 3
+        return _Pair(i, j, 0, neither, None, [f"{x.name} and {y.name} both fouled: no points."])
     if x.foul or y.foul:  # R6.3
         winner, loser, sign = (y, x, -1) if x.foul else (x, y, 1)
         assert winner.values is not None
@@ -143,26 +164,34 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
             f"piles ({'+'.join(map(str, worths))}) and scoops "
             f"×{ruleset.scoop_multiplier}."
         )
-        return _Pair(i, j, sign * points, (sign,) * 3, i if sign > 0 else j, [sentence])
+        scores = tuple(
+            PileScore(sign, worth, *((describe(v), FOUL) if sign > 0 else (FOUL, describe(v))))
+            for worth, v in zip(worths, winner.values, strict=True)
+        )
+        return _Pair(i, j, sign * points, scores, i if sign > 0 else j, [sentence])
     assert x.values is not None and y.values is not None
-    piles, won, lost, sentences = [], 0, 0, []
+    piles: list[PileScore] = []
+    won, lost, sentences = 0, 0, []
     for k, (vx, vy) in enumerate(zip(x.values, y.values, strict=True)):  # R6.1
         pile = PILE_NAMES[k]
+        front = pile == "front"
+        words = describe_against(vx, vy, front=front), describe_against(vy, vx, front=front)
         if vx > vy:
             worth = ruleset.pile_worth(k, category_of(vx))
             won += worth
-            piles.append(1)
-            sentences.append(_beats(x.name, y.name, pile, vx, vy, worth))
+            piles.append(PileScore(1, worth, *words))
+            sentences.append(_beats(x.name, y.name, pile, words, worth))
         elif vy > vx:
             worth = ruleset.pile_worth(k, category_of(vy))
             lost += worth
-            piles.append(-1)
-            sentences.append(_beats(y.name, x.name, pile, vy, vx, worth))
+            piles.append(PileScore(-1, worth, *words))
+            sentences.append(_beats(y.name, x.name, pile, words[::-1], worth))
         else:
-            piles.append(0)
+            piles.append(PileScore(0, 0, *words))
             sentences.append(f"{x.name}'s {pile} ties {y.name}'s ({describe(vx)})")
     points, scooper = won - lost, None
-    wins, losses = piles.count(1), piles.count(-1)
+    results = [p.result for p in piles]
+    wins, losses = results.count(1), results.count(-1)
     if bool(wins) != bool(losses):  # R6.2: won some and lost none, roll-over included
         points *= ruleset.scoop_multiplier
         scooper = i if wins else j
@@ -173,13 +202,10 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
     return _Pair(i, j, points, tuple(piles), scooper, [text])
 
 
-def _beats(winner: str, loser: str, pile: str, vw: int, vl: int, worth: int) -> str:
+def _beats(winner: str, loser: str, pile: str, words: tuple[str, str], worth: int) -> str:
+    """``words``: the winner's pile, then the loser's, each described against the other."""
     bonus = f" (worth {worth})" if worth != 1 else ""
-    front = pile == "front"
-    return (
-        f"{winner}'s {pile} ({describe_against(vw, vl, front=front)}) beats {loser}'s "
-        f"{pile} ({describe_against(vl, vw, front=front)}){bonus}"
-    )
+    return f"{winner}'s {pile} ({words[0]}) beats {loser}'s {pile} ({words[1]}){bonus}"
 
 
 def _home_runners(entries: Sequence[_Entry], pairs: Sequence[_Pair], ruleset: Ruleset) -> set[int]:

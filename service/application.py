@@ -23,6 +23,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Recording
 
+from domain import showdown
 from domain.cards import Card
 from domain.chain import CHAIN
 from domain.errors import PhaseError, RuleError, SeatError
@@ -325,7 +326,8 @@ class Thirteen(Application[UUID]):
 
     @command
     def stand_up(self, table_id: str, player_id: str) -> StandUpResult:
-        """R10.5: free between rounds; between the deal and the showdown an escape (R11)."""
+        """R10.5: free between rounds; between the deal and the showdown an escape (R11)
+        (``domain.showdown.stand_up``)."""
         check_id(player_id, "player_id")
         table = self.table(table_id)
         if player_id not in table.seats:
@@ -335,24 +337,14 @@ class Thirteen(Application[UUID]):
         now = self.clock.now()
         wallet = self.wallet(player_id)
         round_ = self.round(table.current_round) if table.current_round else None
-        if round_ is None or player_id not in round_.active:
-            table.stand_up(player_id, None, now)
-            wallet.stand_up(table_id)
+        others = {p: self.wallet(p) for p in round_.active if p != player_id} if round_ else {}
+        left = showdown.stand_up(table, wallet, round_, others, self.seeds, now)
+        if not left.escaped:
             self.save(table, wallet)
             return StandUpResult(table, False, {})
-        transfers = round_.escape(player_id, now)
-        others = {p: self.wallet(p) for p in transfers if p != player_id}
-        wallet.pay_escape_penalty(round_.round_id, -transfers[player_id])
-        for p, other in others.items():
-            other.receive_escape_share(round_.round_id, transfers[p])
-        table.stand_up(player_id, round_.round_id, now)
-        if len(round_.active) < 2:  # R11.3
-            round_.abandon(bytes.fromhex(table.next_seed), now)
-            table.end_round(round_.round_id, self.seeds(), now)
-            for p in round_.active:
-                others[p].close_round(round_.round_id)
-        self.save(table, round_, wallet, *others.values())
-        return StandUpResult(table, True, transfers)
+        shares = [others[p] for p in left.transfers if p in others]
+        self.save(table, round_, wallet, *shares)
+        return StandUpResult(table, True, left.transfers)
 
     def rounds_of(self, table_id: str, offset: int, limit: int) -> tuple[list[Round], int]:
         """The table's rounds from ``offset``, oldest first, and how many there are."""
@@ -434,7 +426,8 @@ class Thirteen(Application[UUID]):
     @command
     def reveal(self, round_id: str) -> RevealResult:
         """R10.3: settle (R9) every active player's wallet in the same save as the reveal, and
-        publish the table's next commitment (R12.1). Revealing again returns the result."""
+        publish the table's next commitment (R12.1) (``domain.showdown.reveal``). Revealing
+        again returns the result the reveal recorded."""
         round_ = self.round(round_id)
         if round_.revealed:
             return RevealResult(
@@ -444,15 +437,12 @@ class Thirteen(Application[UUID]):
             raise PhaseError(f"round {round_id} ended without a showdown (R11.3)")
         table = self.table(round_.table_id)
         now = self.clock.now()
-        outcome = round_.reveal(bytes.fromhex(table.next_seed), now)
-        table.end_round(round_id, self.seeds(), now)
-        wallets = [self.wallet(p) for p in round_.active]
-        for wallet in wallets:
-            wallet.settle(round_id, outcome.coins[wallet.player_id])
-        recordings = self.save(round_, table, *wallets)
+        wallets = {p: self.wallet(p) for p in round_.active}
+        showdown.reveal(round_, table, wallets, self.seeds, now)
+        recordings = self.save(round_, table, *wallets.values())
         return RevealResult(
             round_,
-            round_result(round_, outcome),
+            round_result(round_),
             recordings[-1].notification.id,
             self.chain_head(round_.id),
         )

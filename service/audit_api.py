@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain import visibility
 from domain.audit import passed
 from domain.errors import PhaseError
 from projections.store import ViewStore
@@ -33,9 +34,10 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         return self.reader.evidence(round_id)
 
     def _export(self, round_id: str) -> Any:
-        """The evidence of a finished round. Before the end it would carry secrets: the
-        table's opening holds the first round's server seed (R12.1)."""
-        if not self.app.round(round_id).ended:
+        """The evidence of a finished round. Before the end it would carry secrets: every
+        hand and submission, and the table's opening holds the first round's server seed
+        (R12.1)."""
+        if not visibility.is_public(self.app.round(round_id)):
             raise PhaseError(
                 f"round {round_id} is not over yet: it can be exported once it is "
                 "revealed or abandoned",

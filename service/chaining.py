@@ -58,6 +58,8 @@ class ChainingMapper(Mapper[UUID]):
             self.previous[stream] = head
             tree[CHAIN] = head
             object.__setattr__(domain_event, CHAIN, head)
+        if class_version > 1:  # last, where the library writes it: after the chain
+            tree["class_version"] = tree.pop("class_version")
         data = json.dumps(tree, separators=(",", ":"), ensure_ascii=False).encode()
         return StoredEvent(
             originator_id=stream, originator_version=version, topic=topic, state=data

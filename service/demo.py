@@ -31,8 +31,8 @@ import grpc
 
 from domain.arrangement import Arrangement
 from domain.cards import by_strength, format_cards, parse_cards
+from domain.fairness import prove
 from domain.ruleset import Ruleset
-from domain.shuffle import deal, verify_commitment
 from domain.specials import Qualification, Special
 from domain.suggest import Suggestion, suggest
 from service import mapping
@@ -415,22 +415,26 @@ def check_fairness(game: Game, commitment: str, dealt: Any, server_seed: str) ->
 
 
 def fairness_problems(commitment: str, dealt: Any, server_seed: str) -> list[str]:
-    """What does not add up between the commitment, the revealed seed and the dealt hands."""
-    try:
-        seed = bytes.fromhex(server_seed)
-    except ValueError:
+    """What does not add up between the commitment shown before the deal, the revealed seed
+    and the dealt hands (``domain.fairness`` judges)."""
+    seats = [p.player_id for p in sorted(dealt.players, key=lambda p: p.seat)]
+    hands = {h.player_id: list(h.cards) for h in dealt.hands}
+    proof = prove(
+        server_seed,
+        commitment,
+        dealt.client_seed,
+        dealt.round_id,
+        [hands.get(player, []) for player in seats],
+    )
+    if not proof.seed_readable:
         return [f"the revealed server seed {server_seed!r} is not hex"]
     problems = []
-    if not verify_commitment(seed, commitment):
+    if not proof.seed_matches:
         problems.append(f"SHA-256 of the revealed seed is not the commitment {commitment}")
     if dealt.commitment != commitment:
         problems.append(f"the round used commitment {dealt.commitment}, not {commitment}")
-    seats = [p.player_id for p in sorted(dealt.players, key=lambda p: p.seat)]
-    hands = {h.player_id: list(h.cards) for h in dealt.hands}
-    recomputed = deal(seed, dealt.client_seed, dealt.round_id, len(seats))
-    for player, cards in zip(seats, recomputed, strict=True):
-        if hands.get(player) != format_cards(cards):
-            problems.append(f"the hand dealt to {player} is not the one the seeds give")
+    for seat in proof.wrong_seats:
+        problems.append(f"the hand dealt to {seats[seat]} is not the one the seeds give")
     return problems
 
 

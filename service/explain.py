@@ -1,10 +1,11 @@
 """``thirteen explain``: a round's dispute report for people ("my hand was better").
 
 Everything comes from the round's own events, rebuilt as the service rebuilds them, and from the
-domain's own judgement (``round_result``, ``describe``, ``verify_commitment``, ``deal``): this
-module words the result, it does not score again. Until a round is over (R10.4) the report holds
-only what is public — who sits where, who has submitted, escapes and the commitment — and never
-a card (the hidden-information rule of ``GetRound``).
+domain's own judgement: the result and every pile of every pair as the reveal recorded them
+(``Round.revealed_outcome``), the fairness proof (``domain.fairness``) and what an observer may
+see (``domain.visibility``). This module words them; it does not score again (only the audit
+does, and compares). Until a round is over (R10.4) the report holds only what is public — who
+sits where, who has submitted, escapes and the commitment — and never a card.
 """
 
 from __future__ import annotations
@@ -16,16 +17,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from domain import visibility
 from domain.arrangement import PILE_NAMES
 from domain.cards import by_strength, format_cards, parse_cards
 from domain.errors import RuleError
-from domain.hands import category_of, describe, describe_against, value3, value5
+from domain.fairness import prove
+from domain.hands import describe, value3, value5
 from domain.ids import table_uuid
-from domain.results import PairResult, PlayerResult, round_result
+from domain.results import PlayerResult, round_result
 from domain.round import Round
 from domain.ruleset import Ruleset
+from domain.scoring import PairScore
 from domain.settlement import gross
-from domain.shuffle import deal, verify_commitment
 from domain.specials import Special
 from domain.table import Table
 from service.application import Thirteen
@@ -233,8 +236,9 @@ def _hand(round_: Round, player: str) -> tuple[str, ...]:
 
 
 def _player(
-    round_: Round, seat: int, player: str, result: PlayerResult | None, over: bool
+    round_: Round, seat: int, player: str, result: PlayerResult | None, shown: bool
 ) -> PlayerView:
+    """A player as an observer sees them: cards and submission only when ``shown``."""
     ruleset = round_.ruleset
     common: dict[str, Any] = {
         "player_id": player,
@@ -244,7 +248,7 @@ def _player(
         "escaped": player in round_.escaped,
         "escape_coins": sum(t.get(player, 0) for t in round_.escaped.values()),
     }
-    if not over:
+    if not shown:
         return PlayerView(cards=None, **common)
     cards = _hand(round_, player)
     if result is not None:  # a player at the showdown
@@ -280,15 +284,9 @@ def _player(
     )
 
 
-def _values(round_: Round, player: str) -> tuple[int, int, int]:
-    """The pile values (R2) of a player who arranged (neither special nor missing)."""
-    arrangement = round_.play_of(player).arrangement
-    assert arrangement is not None
-    return arrangement.values(round_.ruleset.wheel)
-
-
-def _pair(round_: Round, pair: PairResult, views: dict[str, PlayerView]) -> PairView:
-    """The domain's verdict on one pair, with each pile's worth (R6.1) and the multipliers."""
+def _pair(round_: Round, pair: PairScore, views: dict[str, PlayerView]) -> PairView:
+    """The recorded verdict on one pair, with each pile's result, worth (R6.1) and words as
+    the scorer gave them, and the multipliers."""
     ruleset = round_.ruleset
     a, b = views[pair.a], views[pair.b]
     scooper = ""
@@ -307,57 +305,27 @@ def _pair(round_: Round, pair: PairResult, views: dict[str, PlayerView]) -> Pair
         return PairView(kind="special", piles=(), **common)
     if a.foul_reason and b.foul_reason:
         return PairView(kind="both_foul", piles=(), **common)
-    if a.foul_reason or b.foul_reason:
-        winner, sign = (b, -1) if a.foul_reason else (a, 1)
-        values = _values(round_, winner.player_id)
-        won = tuple(
-            PileOutcome(
-                name,
-                sign,
-                ruleset.pile_worth(k, category_of(v)),
-                describe(v) if sign > 0 else "foul",
-                describe(v) if sign < 0 else "foul",
-            )
-            for k, (name, v) in enumerate(zip(PILE_NAMES, values, strict=True))
-        )
-        return PairView(kind="foul", piles=won, **common)
-    va, vb = _values(round_, pair.a), _values(round_, pair.b)
-    outcomes = []
-    for k, (name, x, y) in enumerate(zip(PILE_NAMES, va, vb, strict=True)):
-        result = (x > y) - (x < y)
-        worth = ruleset.pile_worth(k, category_of(max(x, y))) if result else 0
-        front = name == "front"
-        outcomes.append(
-            PileOutcome(
-                name,
-                result,
-                worth,
-                describe_against(x, y, front=front),
-                describe_against(y, x, front=front),
-            )
-        )
-    return PairView(kind="normal", piles=tuple(outcomes), **common)
+    piles = tuple(
+        PileOutcome(name, pile.result, pile.worth, pile.a_words, pile.b_words)
+        for name, pile in zip(PILE_NAMES, pair.pile_scores, strict=True)
+    )
+    return PairView(
+        kind="foul" if a.foul_reason or b.foul_reason else "normal", piles=piles, **common
+    )
 
 
 def build(round_: Round, published: str = "") -> Report:
     """The report of a round as it stands (in progress, revealed or abandoned)."""
-    over = round_.ended
+    shown = visibility.is_public(round_)  # the report is an observer's
     results: dict[str, PlayerResult] = {}
-    pairs: list[PairResult] = []
+    pairs: tuple[PairScore, ...] = ()
     notes: list[str] = []
-    if round_.revealed:
-        recomputed = round_result(round_)
-        results = {p.player_id: p for p in recomputed.players}
-        pairs = recomputed.pairs
-        again = {p.player_id: (p.points, p.coins) for p in recomputed.players}
-        recorded = {p: (round_.points.get(p), round_.coins.get(p)) for p in again}
-        if again != recorded:
-            notes.append(
-                "the points or coins recorded at the reveal differ from the rules applied "
-                "again to the recorded events: run `thirteen audit --round` on this round"
-            )
+    outcome = round_.revealed_outcome()
+    if outcome is not None:
+        results = {p.player_id: p for p in round_result(round_, outcome).players}
+        pairs = outcome.score.pairs
     views = {
-        p: _player(round_, seat, p, results.get(p), over) for seat, p in enumerate(round_.players)
+        p: _player(round_, seat, p, results.get(p), shown) for seat, p in enumerate(round_.players)
     }
     pair_views = tuple(_pair(round_, p, views) for p in pairs)
     for view in pair_views:
@@ -371,10 +339,9 @@ def build(round_: Round, published: str = "") -> Report:
     seed = round_.server_seed
     seed_ok = deal_ok = None
     if seed is not None:
-        secret = bytes.fromhex(seed)
-        seed_ok = verify_commitment(secret, round_.commitment)
-        hands = deal(secret, round_.client_seed, round_.round_id, len(round_.players))
-        deal_ok = [format_cards(h) for h in hands] == [round_.hands[p] for p in round_.players]
+        hands = [round_.hands[p] for p in round_.players]
+        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands)
+        seed_ok, deal_ok = fair.seed_matches, fair.hands_match
     proof = Proof(
         round_.commitment,
         published,

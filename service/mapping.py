@@ -1,7 +1,6 @@
 """Translations between protobuf messages and the domain, in one module.
 
-Hidden information lives here too: before a round is over a viewer sees only their own hand
-(R12.1 keeps the seed secret as well; only commitments leave before the end).
+What a viewer may see of a round before it is over is ``domain.visibility``'s to say.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from domain import visibility
 from domain.cards import Card, parse_card
 from domain.errors import CardError, RuleError
 from domain.limits import quoted
@@ -134,17 +134,9 @@ def _phase(round_: Round) -> int:
     return pb.ROUND_PHASE_DEALT
 
 
-def visible_hands(round_: Round, viewer: str | None) -> list[str]:
-    """Whose hands the viewer may see: all once the round is over, else only their own.
-    ``viewer=None`` is the dealing game server, which sees every hand."""
-    if viewer is None or round_.ended:
-        return list(round_.players)
-    return [viewer] if viewer in round_.players else []
-
-
 def _hand(round_: Round, player: str, viewer: str | None) -> pb.Hand:
     hand = pb.Hand(player_id=player, cards=round_.hands[player])
-    if player == viewer and not round_.ended:  # R5.6, for the player deciding what to play
+    if visibility.shows_qualifying(round_, viewer, player):  # R5.6
         rules = round_.ruleset
         hand.qualifying_specials.extend(
             _qualifying_ids(round_.hand(player), rules.quad_counts_as_two_pairs)
@@ -161,7 +153,8 @@ def _qualifying_ids(cards: tuple[Card, ...], quad_counts_as_two_pairs: bool) -> 
 
 
 def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
-    """The fields of ``Round`` as ``viewer`` may see them (None: every hand)."""
+    """The fields of ``Round`` as ``viewer`` may see them (``visibility.DEALER``: every
+    hand); a revealed round's result is the one its reveal recorded."""
     fields: dict[str, Any] = {
         "round_id": round_.round_id,
         "table_id": round_.table_id,
@@ -171,7 +164,7 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
         "base_stake": round_.base_stake,
         "dealt_at": timestamp(round_.dealt_at),
         "deadline": timestamp(round_.deadline),
-        "hands": [_hand(round_, p, viewer) for p in visible_hands(round_, viewer)],
+        "hands": [_hand(round_, p, viewer) for p in visibility.visible_hands(round_, viewer)],
         "phase": _phase(round_),
         "players": [
             pb.RoundPlayer(

@@ -4,7 +4,8 @@ The state is the ``Round`` aggregate folded over the stored events one at a time
 (``event.mutate``), so what is shown is exactly what the service itself rebuilds. While a round
 is in progress nothing that depends on a player's cards leaves this module: not the hands, not
 the piles, not a foul reason nor a declared special — only who has submitted, as the public
-``GetRound`` shows it. Once the round is over (R10.4) everything is shown.
+``GetRound`` shows it. Once the round is over (R10.4) everything is shown. The replay is an
+observer's: what it shows is what ``domain.visibility`` lets an observer see.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from domain import visibility
 from domain.chain import StoredRecord
 from domain.ids import round_uuid
 from domain.round import Round
@@ -60,12 +62,12 @@ def fold(events: Sequence[Any]) -> Round:
 def steps(events: Sequence[tuple[StoredRecord, Any]]) -> list[Step]:
     """Every event with the state after it. Whether details are shown is decided by the end
     state of the whole round, so the first events of a finished round show its hands too."""
-    ended = fold([e for _, e in events]).ended
+    final = fold([e for _, e in events])
     found = []
     round_: Any = None
     for record, event in events:
         round_ = event.mutate(round_)
-        found.append(Step(_event(record, event, ended), _state(round_, ended)))
+        found.append(Step(_event(record, event, final), _state(round_, final)))
     return found
 
 
@@ -81,7 +83,7 @@ def _time(at: datetime) -> str:
     return at.isoformat()
 
 
-def _event(record: StoredRecord, event: Any, ended: bool) -> dict[str, Any]:
+def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
     kind = type(event).__name__
     who = getattr(event, "player_id", None)  # None: the service (deal, reveal, abandon)
     details: dict[str, Any] = {}
@@ -97,10 +99,11 @@ def _event(record: StoredRecord, event: Any, ended: bool) -> dict[str, Any]:
             "ruleset": event.ruleset.get("name", ""),
             "deadline": _time(event.deadline),
         }
-        if ended:
-            details["hands"] = {p: list(h) for p, h in event.hands.items()}
+        shown = visibility.visible_hands(final, visibility.OBSERVER)
+        if shown:
+            details["hands"] = {p: list(event.hands[p]) for p in shown}
     elif isinstance(event, Round.Arranged | Round.SpecialDeclared):
-        if ended:
+        if visibility.sees_submission(final, visibility.OBSERVER, event.player_id):
             details = {"front": event.front, "middle": event.middle, "back": event.back}
             if isinstance(event, Round.Arranged):
                 details["foul_reason"] = event.foul_reason
@@ -128,9 +131,9 @@ def _event(record: StoredRecord, event: Any, ended: bool) -> dict[str, Any]:
     }
 
 
-def _status(round_: Round, player: str, ended: bool) -> dict[str, Any]:
+def _status(round_: Round, player: str, shown: bool) -> dict[str, Any]:
     """A player's status: dealt, arranged, foul draft (foul at the showdown, R4.3), special,
-    escaped; while the round is in progress only dealt, submitted or escaped."""
+    escaped; while their submission is hidden only dealt, submitted or escaped."""
     if player in round_.escaped:
         return {"status": "escaped"}
     submission = round_.submissions.get(player)
@@ -138,7 +141,7 @@ def _status(round_: Round, player: str, ended: bool) -> dict[str, Any]:
         if round_.revealed:
             return {"status": "foul", "foul_reason": "no arrangement"}
         return {"status": "dealt"}
-    if not ended:
+    if not shown:
         return {"status": "submitted"}
     if "special" in submission:
         return {
@@ -152,15 +155,16 @@ def _status(round_: Round, player: str, ended: bool) -> dict[str, Any]:
     return {"status": "arranged"}
 
 
-def _state(round_: Round, ended: bool) -> dict[str, Any]:
+def _state(round_: Round, final: Round) -> dict[str, Any]:
     players = []
     for seat, player in enumerate(round_.players):
         escape = sum(t.get(player, 0) for t in round_.escaped.values())
+        shown = visibility.sees_submission(final, visibility.OBSERVER, player)
         entry: dict[str, Any] = {
             "player_id": player,
             "seat": seat,
             "balance_at_deal": round_.balances[player],
-            **_status(round_, player, ended),
+            **_status(round_, player, shown),
             "escape_coins": escape,
         }
         if round_.revealed and player in round_.points:

@@ -16,6 +16,7 @@ import grpc
 import structlog
 from grpc.aio import AbortError
 
+from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.limits import MAX_POSITION
@@ -163,7 +164,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
         following = offset + len(rounds)
         return table_pb2.ListRoundsResponse(
-            rounds=[table_pb2.Round(**mapping.round_fields(r, "")) for r in rounds],
+            rounds=[
+                table_pb2.Round(**mapping.round_fields(r, visibility.OBSERVER)) for r in rounds
+            ],
             next_page_token=(
                 paging.token(f"t:{request.table_id}", following) if following < total else ""
             ),
@@ -174,7 +177,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         round_ = await self.run(
             self.app.deal, request.table_id, request.client_seed, request.request_id
         )
-        return table_pb2.DealResponse(**mapping.round_fields(round_, None))
+        return table_pb2.DealResponse(**mapping.round_fields(round_, visibility.DEALER))
 
     @rpc
     async def Arrange(self, request: Any, context: Any) -> Any:

@@ -26,6 +26,7 @@ import structlog
 from eventsourcing.domain import Aggregate
 from eventsourcing.utils import get_topic
 
+from domain import visibility
 from domain.ids import round_uuid
 from domain.round import Round
 from domain.table import Table
@@ -80,11 +81,11 @@ def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> d
     if not isinstance(state, Round):
         shared = _message(state, position, event, "")
         return dict.fromkeys(viewers, shared)
-    # Anyone but a player of a round in progress sees what an observer sees: one build for all
-    # of them, however many made-up viewer names the streams give.
+    # Viewers who share a viewpoint share one build, however many made-up viewer names the
+    # streams give.
     built: dict[str, Any] = {}
     for viewer in viewers:
-        key = viewer if not state.ended and viewer in state.players else ""
+        key = visibility.viewpoint(state, viewer)
         if key not in built:
             built[key] = _message(state, position, event, key)
         built[viewer] = built[key]

@@ -33,6 +33,8 @@ from tests.e2e.helpers import (
     seated_table,
     wait_until,
 )
+from tests.fixtures.v1_outputs import OUTPUTS as V1_OUTPUTS
+from tests.fixtures.v1_outputs import capture as capture_v1_outputs
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 
@@ -254,6 +256,22 @@ def test_a_store_written_by_the_first_version_is_served_audited_and_played_on(tm
     finally:
         server.stop()
     assert_audit_passes({"THIRTEEN_STORE": "sqlite"}, data)
+
+
+def test_old_rounds_answer_exactly_as_before_their_results_were_recorded():
+    """STYLE 14: the finished rounds of the fixture store were revealed by ``Revealed`` events
+    of class version 1, which recorded no showdown. Read through the upcast and scored from
+    their own events (R9.3), they answer what the version before results were recorded
+    answered (``tests/fixtures/v1_outputs.py``): GetRoundResult, GetRound for every viewer, a
+    repeated Reveal, ListRoundResults, WatchTable, the rebuilt results view, explain and
+    replay, field for field and byte for byte."""
+    before = json.loads(V1_OUTPUTS.read_text(encoding="utf-8"))
+    now = json.loads(json.dumps(capture_v1_outputs(), ensure_ascii=False))
+    assert now.keys() == before.keys()
+    for section in ("views", "tables", "rounds"):
+        assert now[section].keys() == before[section].keys(), section
+        for key, value in before[section].items():
+            assert now[section][key] == value, f"{section}: {key}"
 
 
 def test_restart_time_does_not_grow_with_the_log(start_server):

@@ -263,6 +263,22 @@ def test_edited_points_are_named(played: Played, data: Path, mode: str) -> None:
 
 
 @modes
+def test_edited_recorded_showdown_is_named(played: Played, data: Path, mode: str) -> None:
+    """A pile's worth raised in the showdown the Revealed event records (class version 2):
+    the totals and coins are untouched, but the showdown scored again differs (R6)."""
+    with attacker(data) as db:
+        _, _, state = row(db, played.originator_id, REVEALED)
+        state["result"]["pairs"][0]["piles"][0]["worth"] += 1
+        write_state(db, played.originator_id, REVEALED, state)
+    position = position_of(data, played.originator_id, REVEALED)
+    name = event_name(played, mode, "Round.Revealed", REVEALED, position)
+    audit = audit_store(data, played, mode)
+    assert_names(audit, "CHAIN", name)
+    assert_names(audit, "R6", name)
+    assert not any(f["rule"] == "R9" for f in audit.failed())
+
+
+@modes
 def test_edited_card_in_an_arrangement_is_named(played: Played, data: Path, mode: str) -> None:
     """A card of the first arrangement replaced by a card dealt to someone else."""
     with attacker(data) as db:

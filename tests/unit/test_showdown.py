@@ -1,0 +1,225 @@
+"""``domain.showdown``: the reveal and leaving the table across the round, the table and the
+wallets (R9, R10.3, R10.5, R11, R11.3, R12.1). Given aggregates with their events collected,
+when one domain call, then the events each aggregate records, or a refusal that records
+nothing anywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from domain import showdown
+from domain.errors import PhaseError
+from domain.results import record
+from domain.round import Round
+from domain.ruleset import STANDARD
+from domain.shuffle import commitment
+from domain.suggest import suggest
+from domain.table import Table
+from domain.wallet import Wallet
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+SEED = bytes(range(32))
+
+
+class Seeds:
+    """The table's next server seeds, counted as they are drawn."""
+
+    def __init__(self) -> None:
+        self.drawn: list[bytes] = []
+
+    def __call__(self) -> bytes:
+        self.drawn.append(bytes([len(self.drawn) + 1]) * 32)
+        return self.drawn[-1]
+
+
+@dataclass
+class Given:
+    table: Table
+    wallets: dict[str, Wallet]
+    round: Round | None = None
+    seeds: Seeds = field(default_factory=Seeds)
+
+    def then(self) -> dict[str, list[str]]:
+        """The events recorded since, by aggregate (round, table, then each wallet)."""
+        named: dict[str, Any] = {"round": self.round, "table": self.table, **self.wallets}
+        return {
+            name: [type(e).__name__ for e in aggregate.collect_events()]
+            for name, aggregate in named.items()
+            if aggregate is not None
+        }
+
+
+def nothing(found: dict[str, list[str]]) -> bool:
+    return all(not events for events in found.values())
+
+
+def given(balances: dict[str, int], *, dealt: bool = True) -> Given:
+    """A table with these players seated and, when ``dealt``, a round dealt to all of them."""
+    table = Table.open("t1", STANDARD, "", SEED, T0)
+    wallets = {}
+    for player, balance in balances.items():
+        wallet = Wallet(player_id=player)
+        wallet.credit(f"in-{player}", balance)
+        wallet.sit_down("t1")
+        table.sit_down(player, T0)
+        wallets[player] = wallet
+    state = Given(table, wallets)
+    if dealt:
+        table.start_round("r1", T0)
+        state.round = Round.deal(
+            round_id="r1",
+            table_id="t1",
+            number=1,
+            balances=dict(balances),
+            server_seed=SEED,
+            client_seed="c",
+            ruleset=STANDARD,
+            at=T0,
+        )
+        for wallet in wallets.values():
+            wallet.enter_round("r1")
+    state.then()  # what happened before is given
+    return state
+
+
+def arrange_well(round_: Round, *players: str) -> None:
+    for player in players:
+        best = suggest(round_.hand(player), STANDARD).arrangement
+        round_.arrange(player, list(best.front), list(best.middle), list(best.back), T0)
+        round_.collect_events()
+
+
+# Reveal ---------------------------------------------------------------------------------------
+
+
+def test_r10_3_r9_r12_1_a_reveal_settles_every_wallet_and_publishes_the_next_commitment():
+    state = given(dict.fromkeys("ABCD", 1000))
+    assert state.round is not None
+    arrange_well(state.round, *"ABCD")
+    outcome = showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+    revealed = [e for e in state.round.pending_events if isinstance(e, Round.Revealed)]
+    assert state.then() == {
+        "round": ["Revealed"],
+        "table": ["RoundEnded"],
+        **{p: ["RoundSettled"] for p in "ABCD"},
+    }
+    assert revealed[0].result == record(outcome.score)  # recorded once, with the reveal
+    assert {p: w.balance - 1000 for p, w in state.wallets.items()} == outcome.coins
+    assert all(w.round_id is None for w in state.wallets.values())  # R10.6: unlocked
+    assert state.seeds.drawn and state.table.next_commitment == commitment(state.seeds.drawn[0])
+    assert state.round.server_seed == SEED.hex()  # R12.6
+
+
+def test_r10_3_a_reveal_before_everyone_is_ready_records_nothing_anywhere():
+    state = given(dict.fromkeys("AB", 1000))
+    assert state.round is not None
+    arrange_well(state.round, "A")
+    with pytest.raises(PhaseError, match="still waiting for a non-foul arrangement from B"):
+        showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+    assert nothing(state.then()) and state.seeds.drawn == []
+
+
+def test_r9_a_reveal_without_every_active_wallet_records_nothing_anywhere():
+    state = given(dict.fromkeys("ABC", 1000))
+    assert state.round is not None
+    arrange_well(state.round, *"ABC")
+    some = {p: state.wallets[p] for p in "AB"}
+    with pytest.raises(PhaseError, match="wallets of C"):
+        showdown.reveal(state.round, state.table, some, state.seeds, T0)
+    assert nothing(state.then()) and state.seeds.drawn == []
+
+
+def test_r10_4_a_revealed_round_is_not_revealed_again():
+    state = given(dict.fromkeys("AB", 1000))
+    assert state.round is not None
+    arrange_well(state.round, "A", "B")
+    showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+    state.then()
+    with pytest.raises(PhaseError, match="already over"):
+        showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+    assert nothing(state.then())
+
+
+# Leaving --------------------------------------------------------------------------------------
+
+
+def test_r10_5_leaving_between_rounds_is_free():
+    state = given(dict.fromkeys("AB", 1000), dealt=False)
+    left = showdown.stand_up(state.table, state.wallets["A"], None, {}, state.seeds, T0)
+    assert left == showdown.Departure(escaped=False)
+    assert state.then() == {"table": ["PlayerStoodUp"], "A": ["StoodUp"], "B": []}
+    assert state.table.seats == ["B"] and state.seeds.drawn == []
+
+
+def test_r10_5_a_player_seated_after_the_deal_leaves_the_round_alone():
+    state = given(dict.fromkeys("AB", 1000))
+    late = Wallet(player_id="E")
+    late.credit("in-E", 1000)
+    late.sit_down("t1")
+    state.table.sit_down("E", T0)
+    late.collect_events()
+    state.then()
+    others = {p: state.wallets[p] for p in "AB"}
+    left = showdown.stand_up(state.table, late, state.round, others, state.seeds, T0)
+    assert not left.escaped
+    assert state.then() == {"round": [], "table": ["PlayerStoodUp"], "A": [], "B": []}
+    assert [type(e).__name__ for e in late.collect_events()] == ["StoodUp"]
+
+
+def test_r11_an_escape_pays_the_others_and_the_round_goes_on():
+    """RULES.md worked example 8: base 1, B escapes with 1,000 coins."""
+    state = given({"A": 100, "B": 1000, "C": 100, "D": 100})
+    assert state.round is not None and state.round.base_stake == 1
+    others = {p: state.wallets[p] for p in "ACD"}
+    left = showdown.stand_up(state.table, state.wallets["B"], state.round, others, state.seeds, T0)
+    assert left == showdown.Departure(escaped=True, transfers={"B": -25, "C": 9, "D": 8, "A": 8})
+    assert state.then() == {
+        "round": ["PlayerEscaped"],
+        "table": ["PlayerStoodUp"],
+        "A": ["EscapeShareReceived"],
+        "B": ["EscapePenaltyPaid"],
+        "C": ["EscapeShareReceived"],
+        "D": ["EscapeShareReceived"],
+    }
+    balances = {p: w.balance for p, w in state.wallets.items()}
+    assert balances == {"A": 108, "B": 975, "C": 109, "D": 108}
+    assert state.round.active == ["A", "C", "D"] and state.table.current_round == "r1"
+    assert state.seeds.drawn == []  # the round goes on: no new commitment
+
+
+def test_r11_3_an_escape_that_leaves_one_player_ends_the_round_without_a_showdown():
+    state = given(dict.fromkeys("AB", 1000))
+    assert state.round is not None
+    left = showdown.stand_up(
+        state.table, state.wallets["A"], state.round, {"B": state.wallets["B"]}, state.seeds, T0
+    )
+    assert left.escaped and left.abandoned and sum(left.transfers.values()) == 0
+    assert state.then() == {
+        "round": ["PlayerEscaped", "Abandoned"],
+        "table": ["PlayerStoodUp", "RoundEnded"],
+        "A": ["EscapePenaltyPaid"],
+        "B": ["EscapeShareReceived", "RoundClosed"],
+    }
+    assert state.round.ended and not state.round.revealed
+    assert state.round.server_seed == SEED.hex()  # R12.6: published at the end
+    assert len(state.seeds.drawn) == 1
+    assert state.table.next_commitment == commitment(state.seeds.drawn[0])  # R12.1
+    assert state.wallets["B"].round_id is None
+
+
+def test_r11_an_escape_without_the_other_wallets_records_nothing_anywhere():
+    state = given(dict.fromkeys("ABC", 1000))
+    with pytest.raises(PhaseError, match="wallets of C"):
+        showdown.stand_up(
+            state.table,
+            state.wallets["A"],
+            state.round,
+            {"B": state.wallets["B"]},
+            state.seeds,
+            T0,
+        )
+    assert nothing(state.then())
