@@ -2,7 +2,7 @@
 to read the log (SQL and the JSON of every event) and to decode it into domain events.
 
 The audit is timed on the code path the CLI runs: ``StoreReader.every_round`` over the whole
-log, then ``service.audit.audit`` per round, with the results view read from the views beside
+log, then ``service.evidence.audit`` per round, with the results view read from the views beside
 the store (rebuilt first, as on a store a server has been writing). Wall-clock rates are the
 best of a few runs; CPU-time rates are given too, since they move less on a busy machine.
 
@@ -25,10 +25,10 @@ from typing import Any
 from domain.audit import passed
 from projections.projector import rebuild
 from projections.store import ViewStore
-from service import audit as service_audit
+from service import evidence as service_audit
 from service.application import Thirteen
-from service.audit import Decoder, StoreReader, audit, record_of
-from service.audit_api import result_reader
+from service.evidence import Decoder, StoreReader, audit, record_of
+from service.rpc.audit import result_reader
 from service.storage import open_app, open_views
 from tests.bench.projections import play
 
@@ -67,7 +67,7 @@ def _reader(app: Thirteen, views: ViewStore) -> StoreReader:
 
 def audit_all(app: Thirteen, views: ViewStore) -> tuple[int, int]:
     """``thirteen audit --all`` in one process: the log read once by ``every_round``, then
-    ``service.audit.audit`` per round. Returns (rounds audited, rounds failed)."""
+    ``service.evidence.audit`` per round. Returns (rounds audited, rounds failed)."""
     decoder = Decoder()
     rounds = failed = 0
     for found, extra in _reader(app, views).every_round():
@@ -80,7 +80,7 @@ def audit_all(app: Thirteen, views: ViewStore) -> tuple[int, int]:
 
 
 def _audit_many() -> Callable[..., list[tuple[str, list[Any]]]] | None:
-    """``service.audit.audit_many`` (rounds judged on worker processes), where it exists."""
+    """``service.evidence.audit_many`` (rounds judged on worker processes), where it exists."""
     found: Callable[..., list[tuple[str, list[Any]]]] | None = getattr(
         service_audit, "audit_many", None
     )
@@ -192,7 +192,7 @@ def report() -> list[str]:
         lines.insert(
             2,
             f"  audit --all, {s['workers']:.0f} workers {s['workers_rate']:>8,.0f} rounds/s   "
-            f"({s['workers_s']:.2f} s; service.audit.audit_many, as the CLI runs it)",
+            f"({s['workers_s']:.2f} s; service.evidence.audit_many, as the CLI runs it)",
         )
     return lines
 

@@ -21,9 +21,9 @@ from domain.ids import wallet_uuid
 from domain.ruleset import STANDARD
 from projections.projector import Projector
 from service.follower import LogFollower
-from service.server import start
+from service.rpc.server import start
+from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 from service.storage import open_app, open_views
-from service.watch import TABLE_AND_ROUND_TOPICS
 
 SIZES = (10_000, 100_000, 1_000_000)
 TIMESTAMP = {"_type_": "datetime_iso", "_data_": "2026-12-01T00:00:00+00:00"}

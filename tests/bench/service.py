@@ -69,7 +69,7 @@ class ServerProcess:
     def __init__(self, data: Path, program: Sequence[str] = ()) -> None:
         script = Path(sys.executable).with_name("thirteen")
         command = list(program) or (
-            [str(script)] if script.exists() else [sys.executable, "-m", "service.cli"]
+            [str(script)] if script.exists() else [sys.executable, "-m", "service.tools.cli"]
         )
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
         command += ["--log-level", "warning"]

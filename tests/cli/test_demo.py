@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from service._generated.thirteen.v1 import wallet_pb2
-from service.demo import fairness_problems
+from service.tools.demo import fairness_problems
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 

@@ -49,7 +49,7 @@ from tests.e2e.helpers import (
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 REFUSALS = {INVALID, grpc.StatusCode.NOT_FOUND, PRECONDITION}
-SHORT = 300  # characters of a status message (service.grpc_errors)
+SHORT = 300  # characters of a status message (service.rpc.status)
 
 MAX_TRANSFER = 10**12  # wallet.proto
 MAX_BALANCE = 10**15  # wallet.proto
@@ -493,7 +493,7 @@ def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(server, subt
     got INTERNAL (page tokens with Infinity or nesting, timestamps out of range), UNKNOWN, or
     RESOURCE_EXHAUSTED (a refusal that echoed 100 kB of input into its trailing metadata; the
     100 kB special name still is quoted whole by domain.specials, and arrives clipped by
-    service.grpc_errors, the last line of defence)."""
+    service.rpc.status, the last line of defence)."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     finished = deal(server, "t")
     arrange_well(server, finished)

@@ -30,7 +30,7 @@ from domain.ids import round_uuid
 from domain.ruleset import STANDARD
 from domain.suggest import suggest
 from service.application import Thirteen
-from service.audit import StoreReader
+from service.evidence import StoreReader
 from service.storage import open_app
 from tests.bench.projections import play
 

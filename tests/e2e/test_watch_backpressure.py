@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc
-from service.watch import WatchHub
+from service.rpc.watch import WatchHub
 from tests.e2e.helpers import (
     WAIT,
     balance,

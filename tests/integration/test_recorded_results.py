@@ -21,7 +21,7 @@ from domain.results import record, round_result
 from domain.round import Round
 from domain.ruleset import STANDARD
 from domain.suggest import suggest
-from service.audit import Decoder
+from service.evidence import Decoder
 from service.storage import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store" / "thirteen.sqlite"

@@ -16,7 +16,7 @@ from service._generated.thirteen.v1 import (
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
-from service.server import Running, start
+from service.rpc.server import Running, start
 from service.storage import open_app
 from tests.support.clock import ManualClock
 

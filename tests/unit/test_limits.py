@@ -36,8 +36,8 @@ from domain.specials import Special
 from domain.stakes import round_base
 from domain.suggest import suggest
 from domain.wallet import Wallet
-from service import mapping, paging
-from service.grpc_errors import MAX_MESSAGE_CHARS, to_status
+from service.rpc import mapping, paging
+from service.rpc.status import MAX_MESSAGE_CHARS, to_status
 
 INT64 = 2**63 - 1
 INT32 = 2**31 - 1

@@ -10,8 +10,8 @@ from domain.errors import PhaseError
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
-from service.audit import Decoder, StoreReader, audit
-from service.servicers import Runner, rpc
+from service.evidence import Decoder, StoreReader, audit
+from service.rpc.servicers import Runner, rpc
 
 
 def result_reader(views: ViewStore) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TextIO
 from domain.cards import format_cards
 from domain.errors import RuleError
 from domain.shuffle import SEED_BYTES, commitment, deal
-from service.round_json import score_line, suggest_line
+from service.tools.score import score_line, suggest_line
 
 EXIT_BAD_INPUT = 2
 
@@ -98,7 +98,7 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from service import logging as service_logging
-    from service.server import serve_forever
+    from service.rpc.server import serve_forever
     from service.storage import StoreConfigError, open_app
 
     service_logging.configure(args.log_level)
@@ -139,7 +139,7 @@ def _rounds(text: str) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     """Four bots play a few rounds through the gRPC API, narrated."""
-    from service.demo import main as demo
+    from service.tools.demo import main as demo
 
     return demo(args.address, args.rounds, args.seed)
 
@@ -225,7 +225,7 @@ def _finding_line(finding: Any) -> str:
 def _audit(args: argparse.Namespace) -> int:
     """Verify rounds against the rules: from the store, or offline from an export."""
     from domain.audit import passed
-    from service.audit import Decoder, Evidence, StoreReader, audit, audit_many, from_document
+    from service.evidence import Decoder, Evidence, StoreReader, audit, audit_many, from_document
 
     if args.receipt and args.all:
         print(
@@ -250,7 +250,7 @@ def _audit(args: argparse.Namespace) -> int:
         app = _read_store("audit", args.data)
         if isinstance(app, int):
             return app
-        from service.audit_api import result_reader
+        from service.rpc.audit import result_reader
         from service.storage import open_views
 
         views, _ = open_views(app)
@@ -328,7 +328,7 @@ def _read_store(command: str, data: str) -> Any:
 def _replay(args: argparse.Namespace) -> int:
     """A round's events in order, each with the round's state after it."""
     from service.application import check_id
-    from service.replay import render_json, render_text, round_events, steps
+    from service.tools.replay import render_json, render_text, round_events, steps
 
     app = _read_store("replay", args.data)
     if isinstance(app, int):
@@ -347,8 +347,8 @@ def _replay(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     """A round's dispute report, in text and optionally as one HTML page."""
     from service.application import check_id
-    from service.explain import load, render_text
-    from service.explain_html import render_html
+    from service.tools.explain import load, render_text
+    from service.tools.explain_html import render_html
 
     app = _read_store("explain", args.data)
     if isinstance(app, int):

@@ -28,19 +28,19 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.application import Thirteen
-from service.audit_api import AuditServicer
 from service.follower import LogFollower
-from service.results_api import ResultsServicer
-from service.servicers import (
+from service.rpc.audit import AuditServicer
+from service.rpc.results import ResultsServicer
+from service.rpc.servicers import (
     DiagnosticsServicer,
     Runner,
     TableServicer,
     WalletServicer,
 )
+from service.rpc.undecodable import RefuseUndecodable
+from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.storage import open_views, starting_together
 from service.sweeper import DeadlineSweeper
-from service.undecodable import RefuseUndecodable
-from service.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 
 log = structlog.get_logger("thirteen.server")
 

@@ -20,7 +20,6 @@ from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.limits import MAX_POSITION
-from service import mapping, paging
 from service._generated.thirteen.v1 import (
     diagnostics_pb2,
     diagnostics_pb2_grpc,
@@ -30,8 +29,9 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.application import Thirteen
-from service.grpc_errors import clip, internal_status, to_status
-from service.watch import WatchHub
+from service.rpc import mapping, paging
+from service.rpc.status import clip, internal_status, to_status
+from service.rpc.watch import WatchHub
 
 log = structlog.get_logger("thirteen.rpc")
 T = TypeVar("T")

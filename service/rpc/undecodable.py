@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 
 from domain.errors import RuleError
-from service.grpc_errors import to_status
+from service.rpc.status import to_status
 
 
 class _Undecodable:

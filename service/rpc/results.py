@@ -7,11 +7,11 @@ from typing import Any
 from domain.errors import PhaseError, RuleError
 from projections.projector import Projector
 from projections.store import FinishedRound, ViewStore
-from service import mapping, paging
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
 from service.application import Thirteen, check_id
 from service.errors import Unavailable
-from service.servicers import Runner, rpc
+from service.rpc import mapping, paging
+from service.rpc.servicers import Runner, rpc
 
 CATCH_UP_SECONDS = 5.0
 

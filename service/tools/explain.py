@@ -32,8 +32,8 @@ from domain.settlement import gross
 from domain.specials import Special
 from domain.table import Table
 from service.application import Thirteen
-from service.audit import Decoder, record_of
-from service.replay import fold, phase, round_events
+from service.evidence import Decoder, record_of
+from service.tools.replay import fold, phase, round_events
 
 CLAUSE = re.compile(r"; |(?<=\.) ")
 """Where the domain's pair explanation divides: between piles, and between sentences."""

@@ -30,9 +30,9 @@ from domain import visibility
 from domain.ids import round_uuid
 from domain.round import Round
 from domain.table import Table
-from service import mapping
 from service._generated.thirteen.v1 import table_pb2
 from service.application import Thirteen
+from service.rpc import mapping
 
 log = structlog.get_logger(__name__)
 

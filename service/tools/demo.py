@@ -35,13 +35,13 @@ from domain.fairness import prove
 from domain.ruleset import Ruleset
 from domain.specials import Qualification, Special
 from domain.suggest import Suggestion, suggest
-from service import mapping
 from service._generated.thirteen.v1 import (
     table_pb2,
     table_pb2_grpc,
     wallet_pb2,
     wallet_pb2_grpc,
 )
+from service.rpc import mapping
 
 BOTS = ("alice", "bob", "carol", "dave")
 CREDIT = 1000  # a balance of 480–4,799 plays at base 10 (R8.2)
@@ -150,7 +150,7 @@ def local_server() -> Iterator[str]:
     """Serve on 127.0.0.1:0 from a temporary SQLite store on an event loop thread; yield the
     address, then stop gracefully and delete the store."""
     from service import logging as service_logging
-    from service.server import start
+    from service.rpc.server import start
     from service.storage import open_app
 
     service_logging.configure("error")  # the narration is the output, not the server's log

@@ -21,8 +21,8 @@ from domain.chain import StoredRecord
 from domain.ids import round_uuid
 from domain.round import Round
 from service.application import Thirteen
-from service.audit import Decoder, record_of
 from service.errors import NotFound
+from service.evidence import Decoder, record_of
 
 HIDDEN = "hidden until the round is over"
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from html import escape
 
 from domain.cards import RANKS, SYMBOL_OF_SUIT, parse_card
-from service.explain import (
+from service.tools.explain import (
     PairView,
     PlayerView,
     Report,
