@@ -11,7 +11,7 @@ from projections.store import ViewStore
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
 from service.evidence import Decoder, StoreReader, audit
-from service.rpc.servicers import Runner, rpc
+from service.rpc.runner import Runner, rpc
 
 
 def result_reader(views: ViewStore) -> Any:

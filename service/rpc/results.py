@@ -11,7 +11,7 @@ from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_
 from service.application import Thirteen, check_id
 from service.errors import Unavailable
 from service.rpc import mapping, paging
-from service.rpc.servicers import Runner, rpc
+from service.rpc.runner import Runner, rpc
 
 CATCH_UP_SECONDS = 5.0
 

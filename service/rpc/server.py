@@ -30,14 +30,12 @@ from service._generated.thirteen.v1 import (
 from service.application import Thirteen
 from service.follower import LogFollower
 from service.rpc.audit import AuditServicer
+from service.rpc.diagnostics import DiagnosticsServicer
 from service.rpc.results import ResultsServicer
-from service.rpc.servicers import (
-    DiagnosticsServicer,
-    Runner,
-    TableServicer,
-    WalletServicer,
-)
+from service.rpc.runner import Runner
+from service.rpc.table import TableServicer
 from service.rpc.undecodable import RefuseUndecodable
+from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.storage import open_views, starting_together
 from service.sweeper import DeadlineSweeper

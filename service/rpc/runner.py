@@ -1,0 +1,85 @@
+"""How every RPC runs: a blocking application call on a bounded worker pool with the log
+context kept, and one wrapper that logs the call with its request id and turns a refused
+command into its status (``service.rpc.status``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+from grpc.aio import AbortError
+
+from domain.errors import RuleError
+from service.rpc.status import clip, internal_status, to_status
+
+log = structlog.get_logger("thirteen.rpc")
+T = TypeVar("T")
+
+REQUEST_ID = "x-request-id"
+
+
+class Runner:
+    """Runs blocking application calls on a bounded pool, keeping the log context."""
+
+    def __init__(self, executor: ThreadPoolExecutor) -> None:
+        self.executor = executor
+
+    async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        return await loop.run_in_executor(self.executor, call)
+
+
+def request_id_of(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == REQUEST_ID and isinstance(value, str) and value:
+            return value[:128]
+    return uuid.uuid4().hex
+
+
+def rpc(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """Log the call with its request id and map a refused command to its status."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
+        request_id = request_id_of(context)
+        structlog.contextvars.bind_contextvars(request_id=request_id, rpc=method.__name__)
+        context.set_trailing_metadata(((REQUEST_ID, request_id),))
+        started = time.perf_counter()
+        status: grpc.Status | None = None
+        try:
+            result = await method(self, request, context)
+        except RuleError as error:
+            status = to_status(error)
+            log.info(
+                "rpc_refused",
+                code=status.code.name,
+                error=clip(error.message),
+                ms=round((time.perf_counter() - started) * 1000, 2),
+            )
+        except (AbortError, asyncio.CancelledError):
+            raise
+        except Exception:
+            log.exception("rpc_failed")
+            status = internal_status()
+        finally:
+            structlog.contextvars.unbind_contextvars("request_id", "rpc")
+        if status is not None:
+            await context.abort_with_status(status)
+        log.debug(
+            "rpc_ok",
+            rpc=method.__name__,
+            request_id=request_id,
+            ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+        return result
+
+    return wrapper

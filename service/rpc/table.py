@@ -1,0 +1,142 @@
+"""``TableService``: tables, seats, rounds from deal to reveal, and live table streams
+(R4, R5, R10, R11, R12)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import structlog
+
+from domain import visibility
+from domain.errors import RuleError
+from domain.ids import round_uuid, table_uuid
+from domain.limits import MAX_POSITION
+from service._generated.thirteen.v1 import table_pb2 as pb
+from service._generated.thirteen.v1 import table_pb2_grpc
+from service.application import Thirteen
+from service.rpc import mapping, paging
+from service.rpc.runner import Runner, request_id_of, rpc
+from service.rpc.status import to_status
+from service.rpc.watch import WatchHub
+
+Context = grpc.aio.ServicerContext
+
+
+class TableServicer(table_pb2_grpc.TableServiceServicer):
+    def __init__(self, app: Thirteen, run: Runner, hub: WatchHub) -> None:
+        self.app = app
+        self.run = run
+        self.hub = hub
+
+    @rpc
+    async def OpenTable(
+        self, request: pb.OpenTableRequest, context: Context
+    ) -> pb.OpenTableResponse:
+        rules = mapping.ruleset(
+            request.ruleset,
+            request.ruleset_parameters if request.HasField("ruleset_parameters") else None,
+        )
+        table = await self.run(self.app.open_table, request.table_id, rules, request.request_id)
+        return pb.OpenTableResponse(**mapping.table_fields(table))
+
+    @rpc
+    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
+        table = await self.run(self.app.table, request.table_id)
+        return pb.GetTableResponse(**mapping.table_fields(table))
+
+    @rpc
+    async def SitDown(self, request: pb.SitDownRequest, context: Context) -> pb.SitDownResponse:
+        table = await self.run(self.app.sit_down, request.table_id, request.player_id)
+        return pb.SitDownResponse(**mapping.table_fields(table))
+
+    @rpc
+    async def StandUp(self, request: pb.StandUpRequest, context: Context) -> pb.StandUpResponse:
+        result = await self.run(self.app.stand_up, request.table_id, request.player_id)
+        return pb.StandUpResponse(
+            **mapping.table_fields(result.table),
+            escaped=result.escaped,
+            penalty_transfers=result.transfers,
+        )
+
+    @rpc
+    async def ListRounds(
+        self, request: pb.ListRoundsRequest, context: Context
+    ) -> pb.ListRoundsResponse:
+        offset, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
+        rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
+        following = offset + len(rounds)
+        return pb.ListRoundsResponse(
+            rounds=[pb.Round(**mapping.round_fields(r, visibility.OBSERVER)) for r in rounds],
+            next_page_token=(
+                paging.token(f"t:{request.table_id}", following) if following < total else ""
+            ),
+        )
+
+    @rpc
+    async def Deal(self, request: pb.DealRequest, context: Context) -> pb.DealResponse:
+        round_ = await self.run(
+            self.app.deal, request.table_id, request.client_seed, request.request_id
+        )
+        return pb.DealResponse(**mapping.round_fields(round_, visibility.DEALER))
+
+    @rpc
+    async def Arrange(self, request: pb.ArrangeRequest, context: Context) -> pb.ArrangeResponse:
+        front = mapping.cards(request.front, "front")
+        middle = mapping.cards(request.middle, "middle")
+        back = mapping.cards(request.back, "back")
+        result = await self.run(
+            self.app.arrange,
+            request.round_id,
+            request.player_id,
+            front,
+            middle,
+            back,
+            request.special,
+        )
+        submission = result.round.submissions[request.player_id]
+        return pb.ArrangeResponse(
+            foul=result.foul_reason is not None,
+            foul_reason=result.foul_reason or "",
+            special=result.special.id if result.special else "",
+            round_id=request.round_id,
+            player_id=request.player_id,
+            ready_to_reveal=not result.round.not_ready(),
+            front=submission["front"],
+            middle=submission["middle"],
+            back=submission["back"],
+        )
+
+    @rpc
+    async def Reveal(self, request: pb.RevealRequest, context: Context) -> pb.RevealResponse:
+        result = await self.run(self.app.reveal, request.round_id)
+        return pb.RevealResponse(**mapping.result_fields(result.result), receipt=result.receipt)
+
+    @rpc
+    async def GetRound(self, request: pb.GetRoundRequest, context: Context) -> pb.GetRoundResponse:
+        viewer = mapping.viewer(request.viewer)
+        round_ = await self.run(self.app.round, request.round_id)
+        return pb.GetRoundResponse(**mapping.round_fields(round_, viewer))
+
+    async def WatchTable(
+        self, request: pb.WatchTableRequest, context: Context
+    ) -> AsyncIterator[pb.WatchTableResponse]:
+        """Catch up from the store after ``after``, then follow live; positions only grow."""
+        structlog.contextvars.bind_contextvars(request_id=request_id_of(context), rpc="WatchTable")
+        try:
+            if not 0 <= request.after <= MAX_POSITION:
+                raise RuleError(
+                    f"after must be a log position from 0 to {MAX_POSITION}", field="after"
+                )
+            viewer = mapping.viewer(request.viewer)
+            table = await self.run(self.app.table, request.table_id)
+        except RuleError as error:
+            await context.abort_with_status(to_status(error))
+        rounds = [round_uuid(r) for r in table.round_ids]
+        watch = self.hub.open(table_uuid(table.table_id), rounds, viewer)
+        try:
+            async for message in self.hub.follow(watch, request.after, self.run):
+                yield message
+            await context.abort(*watch.ending())
+        finally:
+            self.hub.close(watch)
