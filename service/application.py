@@ -200,7 +200,7 @@ class Thirteen(Application[UUID]):
 
     def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         try:
-            found = self.repository.get(aggregate_id)
+            found: Aggregate = self.repository.get(aggregate_id)
         except AggregateNotFoundError:
             return None
         assert isinstance(found, cls)

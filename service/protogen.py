@@ -1,4 +1,5 @@
-"""Generate the Python stubs for ``protos/thirteen/v1`` into ``service/_generated``.
+"""Generate the Python stubs for ``protos/thirteen/v1`` into ``service/_generated``, each
+with a typed ``.pyi`` (protoc's for messages, mypy-protobuf's for services).
 
 ``make setup`` runs this. protoc names Python modules after proto paths (``thirteen.v1``), so
 the imports between generated files are rewritten to live under ``service._generated``.
@@ -12,12 +13,15 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from grpc_tools import protoc
+from grpc_tools import protoc  # type: ignore[import-untyped]  # grpcio-tools has no stubs
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
 OUT = ROOT / "service" / "_generated"
 PACKAGE = "service._generated"
+# mypy-protobuf's plugin types the service stubs (*_pb2_grpc.pyi); it is found beside this
+# interpreter, since PATH need not hold the venv's scripts.
+MYPY_GRPC = Path(sys.executable).parent / "protoc-gen-mypy_grpc"
 
 
 def generate() -> None:
@@ -34,6 +38,8 @@ def generate() -> None:
             f"--python_out={OUT}",
             f"--pyi_out={OUT}",
             f"--grpc_python_out={OUT}",
+            f"--plugin=protoc-gen-mypy_grpc={MYPY_GRPC}",
+            f"--mypy_grpc_out=quiet:{OUT}",
             *sources,
         ]
     )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import grpc
 
 from domain import visibility
 from domain.audit import passed
@@ -10,11 +13,13 @@ from domain.errors import PhaseError
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
-from service.evidence import Decoder, StoreReader, audit
+from service.evidence import Decoder, Evidence, StoreReader, audit
 from service.rpc.runner import Runner, rpc
 
+Context = grpc.aio.ServicerContext
 
-def result_reader(views: ViewStore) -> Any:
+
+def result_reader(views: ViewStore) -> Callable[[str], dict[str, Any] | None]:
     def result_of(round_id: str) -> dict[str, Any] | None:
         found = views.finished_round(round_id)
         return found.result.to_dict() if found and found.result else None
@@ -29,11 +34,11 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         self.decoder = Decoder()
         self.run = run
 
-    def _evidence(self, round_id: str) -> Any:
+    def _evidence(self, round_id: str) -> Evidence:
         self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND for unknown
         return self.reader.evidence(round_id)
 
-    def _export(self, round_id: str) -> Any:
+    def _export(self, round_id: str) -> Evidence:
         """The evidence of a finished round. Before the end it would carry secrets: every
         hand and submission, and the table's opening holds the first round's server seed
         (R12.1)."""
@@ -46,12 +51,20 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         return self.reader.evidence(round_id)
 
     @rpc
-    async def ExportRound(self, request: Any, context: Any) -> Any:
+    async def ExportRound(
+        self,
+        request: audit_pb2.ExportRoundRequest,
+        context: Context[audit_pb2.ExportRoundRequest, audit_pb2.ExportRoundResponse],
+    ) -> audit_pb2.ExportRoundResponse:
         evidence = await self.run(self._export, request.round_id)
         return audit_pb2.ExportRoundResponse(document=evidence.document())
 
     @rpc
-    async def AuditRound(self, request: Any, context: Any) -> Any:
+    async def AuditRound(
+        self,
+        request: audit_pb2.AuditRoundRequest,
+        context: Context[audit_pb2.AuditRoundRequest, audit_pb2.AuditRoundResponse],
+    ) -> audit_pb2.AuditRoundResponse:
         evidence = await self.run(self._evidence, request.round_id)
         evidence.receipt = request.receipt
         findings = await self.run(audit, evidence, self.decoder)

@@ -16,7 +16,11 @@ class DiagnosticsServicer(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
 
     @rpc
     async def Echo(
-        self, request: diagnostics_pb2.EchoRequest, context: grpc.aio.ServicerContext
+        self,
+        request: diagnostics_pb2.EchoRequest,
+        context: grpc.aio.ServicerContext[
+            diagnostics_pb2.EchoRequest, diagnostics_pb2.EchoResponse
+        ],
     ) -> diagnostics_pb2.EchoResponse:
         message = await self.run(lambda: request.message)
         return diagnostics_pb2.EchoResponse(message=message)

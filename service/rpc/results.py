@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+import grpc
 
 from domain.errors import PhaseError, RuleError
 from projections.projector import Projector
@@ -14,6 +14,8 @@ from service.rpc import mapping, paging
 from service.rpc.runner import Runner, rpc
 
 CATCH_UP_SECONDS = 5.0
+
+Context = grpc.aio.ServicerContext
 
 
 class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
@@ -49,7 +51,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         return found
 
     @rpc
-    async def GetRoundResult(self, request: Any, context: Any) -> Any:
+    async def GetRoundResult(
+        self,
+        request: results_pb2.GetRoundResultRequest,
+        context: Context[results_pb2.GetRoundResultRequest, results_pb2.GetRoundResultResponse],
+    ) -> results_pb2.GetRoundResultResponse:
         found = await self.run(self._round_result, request.round_id)
         assert found.result is not None
         return results_pb2.GetRoundResultResponse(
@@ -57,7 +63,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         )
 
     @rpc
-    async def ListRoundResults(self, request: Any, context: Any) -> Any:
+    async def ListRoundResults(
+        self,
+        request: results_pb2.ListRoundResultsRequest,
+        context: Context[results_pb2.ListRoundResultsRequest, results_pb2.ListRoundResultsResponse],
+    ) -> results_pb2.ListRoundResultsResponse:
         after, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
         await self.run(self.app.table, request.table_id)  # NOT_FOUND for an unknown table
         rounds = await self.run(self.store.table_history, request.table_id, after, size + 1)
@@ -71,7 +81,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         )
 
     @staticmethod
-    def _table_round(found: FinishedRound) -> Any:
+    def _table_round(found: FinishedRound) -> results_pb2.TableRound:
         message = results_pb2.TableRound(
             round_id=found.round_id,
             number=found.number,
@@ -86,7 +96,13 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         return message
 
     @rpc
-    async def ListLedgerEntries(self, request: Any, context: Any) -> Any:
+    async def ListLedgerEntries(
+        self,
+        request: results_pb2.ListLedgerEntriesRequest,
+        context: Context[
+            results_pb2.ListLedgerEntriesRequest, results_pb2.ListLedgerEntriesResponse
+        ],
+    ) -> results_pb2.ListLedgerEntriesResponse:
         after, size = paging.page(f"p:{request.player_id}", request.page_size, request.page_token)
         await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
         entries = await self.run(self.store.ledger, request.player_id, after, size + 1)
@@ -111,7 +127,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         )
 
     @rpc
-    async def GetPlayerStats(self, request: Any, context: Any) -> Any:
+    async def GetPlayerStats(
+        self,
+        request: results_pb2.GetPlayerStatsRequest,
+        context: Context[results_pb2.GetPlayerStatsRequest, results_pb2.GetPlayerStatsResponse],
+    ) -> results_pb2.GetPlayerStatsResponse:
         await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
         stats = await self.run(self.store.player_stats, request.player_id)
         balance = await self.run(self.store.balance, request.player_id)
@@ -129,7 +149,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         )
 
     @rpc
-    async def GetLeaderboard(self, request: Any, context: Any) -> Any:
+    async def GetLeaderboard(
+        self,
+        request: results_pb2.GetLeaderboardRequest,
+        context: Context[results_pb2.GetLeaderboardRequest, results_pb2.GetLeaderboardResponse],
+    ) -> results_pb2.GetLeaderboardResponse:
         if request.limit < 0:
             raise RuleError("limit must not be negative", field="limit")
         limit = min(request.limit or 10, paging.MAX_PAGE_SIZE)

@@ -9,7 +9,7 @@ import contextvars
 import functools
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -22,6 +22,9 @@ from service.rpc.status import clip, internal_status, to_status
 
 log = structlog.get_logger("thirteen.rpc")
 T = TypeVar("T")
+S = TypeVar("S")  # the servicer
+Req = TypeVar("Req")  # an RPC's request message
+Resp = TypeVar("Resp")  # and its response
 
 REQUEST_ID = "x-request-id"
 
@@ -38,18 +41,20 @@ class Runner:
         return await loop.run_in_executor(self.executor, call)
 
 
-def request_id_of(context: grpc.aio.ServicerContext) -> str:
+def request_id_of(context: grpc.aio.ServicerContext[Req, Resp]) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == REQUEST_ID and isinstance(value, str) and value:
             return value[:128]
     return uuid.uuid4().hex
 
 
-def rpc(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+def rpc(
+    method: Callable[[S, Req, grpc.aio.ServicerContext[Req, Resp]], Awaitable[Resp]],
+) -> Callable[[S, Req, grpc.aio.ServicerContext[Req, Resp]], Coroutine[Any, Any, Resp]]:
     """Log the call with its request id and map a refused command to its status."""
 
     @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
+    async def wrapper(self: S, request: Req, context: grpc.aio.ServicerContext[Req, Resp]) -> Resp:
         request_id = request_id_of(context)
         structlog.contextvars.bind_contextvars(request_id=request_id, rpc=method.__name__)
         context.set_trailing_metadata(((REQUEST_ID, request_id),))

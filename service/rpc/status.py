@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import grpc
 from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.protobuf.message import Message
+
+# googleapis-common-protos ships no .pyi and typeshed has no stubs for google.rpc
+from google.rpc import (  # type: ignore[import-untyped]
+    code_pb2,
+    error_details_pb2,
+    status_pb2,
+)
 from grpc_status import rpc_status
 
 from domain.errors import (
@@ -74,9 +81,9 @@ def clip(text: str, chars: int = MAX_MESSAGE_CHARS, size: int = MAX_MESSAGE_BYTE
     return cut.decode(errors="ignore") + "…"
 
 
-def _pack(message: object) -> any_pb2.Any:
+def _pack(message: Message) -> any_pb2.Any:
     packed = any_pb2.Any()
-    packed.Pack(message)  # type: ignore[arg-type]
+    packed.Pack(message)
     return packed
 
 

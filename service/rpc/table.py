@@ -31,7 +31,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def OpenTable(
-        self, request: pb.OpenTableRequest, context: Context
+        self,
+        request: pb.OpenTableRequest,
+        context: Context[pb.OpenTableRequest, pb.OpenTableResponse],
     ) -> pb.OpenTableResponse:
         rules = mapping.ruleset(
             request.ruleset,
@@ -41,17 +43,23 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return pb.OpenTableResponse(**mapping.table_fields(table))
 
     @rpc
-    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
+    async def GetTable(
+        self, request: pb.GetTableRequest, context: Context[pb.GetTableRequest, pb.GetTableResponse]
+    ) -> pb.GetTableResponse:
         table = await self.run(self.app.table, request.table_id)
         return pb.GetTableResponse(**mapping.table_fields(table))
 
     @rpc
-    async def SitDown(self, request: pb.SitDownRequest, context: Context) -> pb.SitDownResponse:
+    async def SitDown(
+        self, request: pb.SitDownRequest, context: Context[pb.SitDownRequest, pb.SitDownResponse]
+    ) -> pb.SitDownResponse:
         table = await self.run(self.app.sit_down, request.table_id, request.player_id)
         return pb.SitDownResponse(**mapping.table_fields(table))
 
     @rpc
-    async def StandUp(self, request: pb.StandUpRequest, context: Context) -> pb.StandUpResponse:
+    async def StandUp(
+        self, request: pb.StandUpRequest, context: Context[pb.StandUpRequest, pb.StandUpResponse]
+    ) -> pb.StandUpResponse:
         result = await self.run(self.app.stand_up, request.table_id, request.player_id)
         return pb.StandUpResponse(
             **mapping.table_fields(result.table),
@@ -61,7 +69,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def ListRounds(
-        self, request: pb.ListRoundsRequest, context: Context
+        self,
+        request: pb.ListRoundsRequest,
+        context: Context[pb.ListRoundsRequest, pb.ListRoundsResponse],
     ) -> pb.ListRoundsResponse:
         offset, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
         rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
@@ -74,14 +84,18 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Deal(self, request: pb.DealRequest, context: Context) -> pb.DealResponse:
+    async def Deal(
+        self, request: pb.DealRequest, context: Context[pb.DealRequest, pb.DealResponse]
+    ) -> pb.DealResponse:
         round_ = await self.run(
             self.app.deal, request.table_id, request.client_seed, request.request_id
         )
         return pb.DealResponse(**mapping.round_fields(round_, visibility.DEALER))
 
     @rpc
-    async def Arrange(self, request: pb.ArrangeRequest, context: Context) -> pb.ArrangeResponse:
+    async def Arrange(
+        self, request: pb.ArrangeRequest, context: Context[pb.ArrangeRequest, pb.ArrangeResponse]
+    ) -> pb.ArrangeResponse:
         front = mapping.cards(request.front, "front")
         middle = mapping.cards(request.middle, "middle")
         back = mapping.cards(request.back, "back")
@@ -108,18 +122,24 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Reveal(self, request: pb.RevealRequest, context: Context) -> pb.RevealResponse:
+    async def Reveal(
+        self, request: pb.RevealRequest, context: Context[pb.RevealRequest, pb.RevealResponse]
+    ) -> pb.RevealResponse:
         result = await self.run(self.app.reveal, request.round_id)
         return pb.RevealResponse(**mapping.result_fields(result.result), receipt=result.receipt)
 
     @rpc
-    async def GetRound(self, request: pb.GetRoundRequest, context: Context) -> pb.GetRoundResponse:
+    async def GetRound(
+        self, request: pb.GetRoundRequest, context: Context[pb.GetRoundRequest, pb.GetRoundResponse]
+    ) -> pb.GetRoundResponse:
         viewer = mapping.viewer(request.viewer)
         round_ = await self.run(self.app.round, request.round_id)
         return pb.GetRoundResponse(**mapping.round_fields(round_, viewer))
 
     async def WatchTable(
-        self, request: pb.WatchTableRequest, context: Context
+        self,
+        request: pb.WatchTableRequest,
+        context: Context[pb.WatchTableRequest, pb.WatchTableResponse],
     ) -> AsyncIterator[pb.WatchTableResponse]:
         """Catch up from the store after ``after``, then follow live; positions only grow."""
         structlog.contextvars.bind_contextvars(request_id=request_id_of(context), rpc="WatchTable")

@@ -9,12 +9,18 @@ every other refusal.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
 from domain.errors import RuleError
 from service.rpc.status import to_status
+
+T = TypeVar("T")
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+Handler = grpc.RpcMethodHandler
+Context = grpc.aio.ServicerContext
 
 
 class _Undecodable:
@@ -22,8 +28,8 @@ class _Undecodable:
         self.reason = reason
 
 
-def _tolerant(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    def decode(data: bytes) -> Any:
+def _tolerant(parse: Callable[[bytes], T]) -> Callable[[bytes], T | _Undecodable]:
+    def decode(data: bytes) -> T | _Undecodable:
         try:
             return parse(data)
         except Exception as error:  # protobuf's DecodeError, or anything a parser raises
@@ -44,32 +50,41 @@ def _status(request: _Undecodable) -> grpc.Status:
 class RefuseUndecodable(grpc.aio.ServerInterceptor):
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Req, Resp] | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler: Any = await continuation(handler_call_details)
-        if handler is None or handler.request_deserializer is None:
-            return handler
-        decode = _tolerant(handler.request_deserializer)
+    ) -> Handler[Req, Resp] | None:
+        found = await continuation(handler_call_details)
+        if found is None or found.request_deserializer is None:
+            return found
+        decode = _tolerant(found.request_deserializer)
+        # Under grpc.aio a handler is a namedtuple (``_replace``) of coroutine functions; the
+        # stubs declare an abstract class of plain callables, so it is rewired untyped here.
+        handler: Any = found
         if handler.unary_unary is not None:
-            unary = handler.unary_unary
+            unary: Callable[[Req, Context[Req, Resp]], Awaitable[Resp]] = handler.unary_unary
 
-            async def guarded_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            async def guarded_unary(
+                request: Req | _Undecodable, context: Context[Req, Resp]
+            ) -> Resp:
                 if isinstance(request, _Undecodable):
                     await context.abort_with_status(_status(request))
                 return await unary(request, context)
 
-            return handler._replace(request_deserializer=decode, unary_unary=guarded_unary)
+            replaced: Handler[Req, Resp] = handler._replace(
+                request_deserializer=decode, unary_unary=guarded_unary
+            )
+            return replaced
         if handler.unary_stream is not None:
-            stream = handler.unary_stream
+            stream: Callable[[Req, Context[Req, Resp]], AsyncIterator[Resp]] = handler.unary_stream
 
             async def guarded_stream(
-                request: Any, context: grpc.aio.ServicerContext
-            ) -> AsyncIterator[Any]:
+                request: Req | _Undecodable, context: Context[Req, Resp]
+            ) -> AsyncIterator[Resp]:
                 if isinstance(request, _Undecodable):
                     await context.abort_with_status(_status(request))
                 async for message in stream(request, context):
                     yield message
 
-            return handler._replace(request_deserializer=decode, unary_stream=guarded_stream)
-        return handler
+            replaced = handler._replace(request_deserializer=decode, unary_stream=guarded_stream)
+            return replaced
+        return found

@@ -18,21 +18,27 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
 
     @rpc
     async def Credit(
-        self, request: wallet_pb2.CreditRequest, context: Context
+        self,
+        request: wallet_pb2.CreditRequest,
+        context: Context[wallet_pb2.CreditRequest, wallet_pb2.CreditResponse],
     ) -> wallet_pb2.CreditResponse:
         b = await self.run(self.app.credit, request.player_id, request.amount, request.transfer_id)
         return wallet_pb2.CreditResponse(player_id=b.player_id, balance=b.balance)
 
     @rpc
     async def Debit(
-        self, request: wallet_pb2.DebitRequest, context: Context
+        self,
+        request: wallet_pb2.DebitRequest,
+        context: Context[wallet_pb2.DebitRequest, wallet_pb2.DebitResponse],
     ) -> wallet_pb2.DebitResponse:
         b = await self.run(self.app.debit, request.player_id, request.amount, request.transfer_id)
         return wallet_pb2.DebitResponse(player_id=b.player_id, balance=b.balance)
 
     @rpc
     async def GetBalance(
-        self, request: wallet_pb2.GetBalanceRequest, context: Context
+        self,
+        request: wallet_pb2.GetBalanceRequest,
+        context: Context[wallet_pb2.GetBalanceRequest, wallet_pb2.GetBalanceResponse],
     ) -> wallet_pb2.GetBalanceResponse:
         wallet = await self.run(self.app.wallet, request.player_id)
         return wallet_pb2.GetBalanceResponse(

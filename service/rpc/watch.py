@@ -72,8 +72,10 @@ EVENT_TYPES: dict[type, str] = {
 Run = Callable[..., Awaitable[Any]]
 """Runs a blocking call on the worker pool (``servicers.Runner``)."""
 
+Message = table_pb2.WatchTableResponse
 
-def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> dict[str, Any]:
+
+def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> dict[str, Message]:
     """The ``WatchTableResponse`` of one event for each viewer; ``state`` is its aggregate
     after the event. A table looks the same to everyone, so its message is built once; a
     round shows each viewer what ``mapping.round_fields`` lets them see."""
@@ -83,7 +85,7 @@ def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> d
         return dict.fromkeys(viewers, shared)
     # Viewers who share a viewpoint share one build, however many made-up viewer names the
     # streams give.
-    built: dict[str, Any] = {}
+    built: dict[str, Message] = {}
     for viewer in viewers:
         key = visibility.viewpoint(state, viewer)
         if key not in built:
@@ -92,7 +94,7 @@ def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> d
     return {viewer: built[viewer] for viewer in viewers}
 
 
-def _message(state: Any, position: int, event: Any, viewer: str) -> Any:
+def _message(state: Any, position: int, event: Any, viewer: str) -> Message:
     message = table_pb2.WatchTableResponse(
         position=position,
         type=EVENT_TYPES.get(type(event), type(event).__name__),
@@ -138,13 +140,13 @@ class Recent:
     def __init__(self, size: int = RECENT) -> None:
         self.size = size
         self._lock = threading.Lock()
-        self._messages: OrderedDict[tuple[int, str], Any] = OrderedDict()
+        self._messages: OrderedDict[tuple[int, str], Message] = OrderedDict()
 
-    def get(self, position: int, viewer: str) -> Any | None:
+    def get(self, position: int, viewer: str) -> Message | None:
         with self._lock:
             return self._messages.get((position, viewer))
 
-    def put(self, position: int, built: dict[str, Any]) -> None:
+    def put(self, position: int, built: dict[str, Message]) -> None:
         with self._lock:
             for viewer, message in built.items():
                 self._messages[(position, viewer)] = message
@@ -158,13 +160,13 @@ class TableWatch:
     def __init__(self, table_id: UUID, viewer: str, limit: int) -> None:
         self.table_id = table_id
         self.viewer = viewer
-        self.queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue(limit)
+        self.queue: asyncio.Queue[tuple[int, Message | None]] = asyncio.Queue(limit)  # None: ended
         self.last = 0  # the position of the last message given to the client
         self.live = False
         self.missed = False  # the queue overflowed while catching up: read the store again
         self.ended: tuple[grpc.StatusCode, str] | None = None
 
-    def offer(self, position: int, message: Any) -> bool:
+    def offer(self, position: int, message: Message) -> bool:
         """Queue a message (event loop); False when the queue overflowed and ended the stream."""
         try:
             self.queue.put_nowait((position, message))
@@ -258,7 +260,7 @@ class WatchHub:
             watches = [w for watched in self._tables.values() for w in watched.watches]
         return sum(1 for w in watches if w.live or not live)
 
-    async def follow(self, watch: TableWatch, after: int, run: Run) -> AsyncIterator[Any]:
+    async def follow(self, watch: TableWatch, after: int, run: Run) -> AsyncIterator[Message]:
         """The stream's messages: those stored after ``after``, then live ones, until the
         stream ends (``watch.ending()`` says why). ``watch.last`` follows what was given."""
         watch.last = after
@@ -291,7 +293,7 @@ class WatchHub:
             if table_id is None:
                 return
             viewers = {watch.viewer for watch in self._tables[table_id].watches}
-        built: dict[str, Any] | None = None  # None: the streams end and say where to resume
+        built: dict[str, Message] | None = None  # None: the streams end and say where to resume
         try:
             built = messages(self._states.after(event), position, event, viewers)
             self._recent.put(position, built)
@@ -299,7 +301,7 @@ class WatchHub:
             log.exception("watch_encode_failed", position=position)
         self.loop.call_soon_threadsafe(self._deliver, table_id, position, built)
 
-    def _deliver(self, table_id: UUID, position: int, built: dict[str, Any] | None) -> None:
+    def _deliver(self, table_id: UUID, position: int, built: dict[str, Message] | None) -> None:
         watched = self._tables.get(table_id)  # only the event loop changes the watch sets
         if watched is None:
             return
@@ -317,7 +319,7 @@ class WatchHub:
 
     def catch_up(
         self, watch: TableWatch, after: int, states: States, limit: int = CATCH_UP_BATCH
-    ) -> tuple[int, list[tuple[int, Any]]]:
+    ) -> tuple[int, list[tuple[int, Message]]]:
         """One batch of the stored log after ``after``: the position read up to and the
         stream's messages in it (none read: caught up)."""
         batch = self.app.events_after(after, limit, TABLE_AND_ROUND_TOPICS)
