@@ -7,25 +7,21 @@ loses an optimistic-concurrency race is retried from a fresh load a bounded numb
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
 import random
 import secrets
-import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, ParamSpec, TypeVar
+from typing import ClassVar, ParamSpec, TypeVar
 from uuid import UUID, uuid4
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Recording
+from eventsourcing.persistence import IntegrityError
 
 from domain import showdown
 from domain.cards import Card
-from domain.chain import CHAIN
 from domain.errors import PhaseError, RuleError, SeatError
 from domain.ids import (
     deal_round_id,
@@ -42,9 +38,9 @@ from domain.specials import Special, Split
 from domain.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
-from service.chaining import ChainingMapper
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, Conflict, NotFound
+from service.event_log import EventLogApplication
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -121,7 +117,7 @@ class RevealResult:
     receipt: str  # the chain hash of the round's last event
 
 
-class Thirteen(Application[UUID]):
+class Thirteen(EventLogApplication):
     """Tables, rounds and wallets of 十三水 (RULES.md R1–R13)."""
 
     name = "Thirteen"
@@ -137,66 +133,6 @@ class Thirteen(Application[UUID]):
         super().__init__(env)
         self.clock = clock or SystemClock()
         self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
-        self.listeners: list[Callable[[], None]] = []
-        # stream → (version, chain) of its last *committed* event
-        self._heads: dict[UUID, tuple[int, str]] = {}
-        self.writer = threading.RLock()  # see ``command``
-
-    # Tamper evidence -------------------------------------------------------------------------
-
-    def construct_mapper(self) -> Mapper[UUID]:
-        transcoder = self.construct_transcoder()
-        assert isinstance(transcoder, JSONTranscoder)
-        return ChainingMapper(transcoder)
-
-    def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
-        """Store every new event in one transaction, each linked to the one before it in its
-        stream (``domain.chain``) as it is encoded. Heads are remembered only once stored."""
-        streams = {
-            obj.id: obj.pending_events[0].originator_version - 1
-            for obj in objs
-            if isinstance(obj, Aggregate) and obj.pending_events
-        }
-        mapper = self.mapper
-        assert isinstance(mapper, ChainingMapper)
-        with self.writer:
-            mapper.previous = {
-                stream: "" if base == 0 else self.chain_head(stream, base)
-                for stream, base in streams.items()
-            }
-            try:
-                recordings = super().save(*objs, **kwargs)
-            except BaseException:
-                for stream in streams:  # neither those heads nor those states were stored
-                    self._heads.pop(stream, None)
-                    if self.repository.cache is not None:
-                        with contextlib.suppress(KeyError):
-                            self.repository.cache.get(stream, evict=True)
-                raise
-            finally:
-                heads, mapper.previous = mapper.previous, None
-            for recording in recordings:
-                event = recording.domain_event
-                if event.originator_id in heads:
-                    self._heads[event.originator_id] = (
-                        event.originator_version,
-                        heads[event.originator_id],
-                    )
-            return recordings
-
-    def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
-        """The chain hash of a stream's event at ``version`` (default: its last event)."""
-        cached = self._heads.get(aggregate_id)
-        if cached is not None and (version is None or cached[0] == version):
-            return cached[1]
-        found = self.recorder.select_events(aggregate_id, lte=version, desc=True, limit=1)
-        if not found or (version is not None and found[0].originator_version != version):
-            raise NotFound(f"stream {aggregate_id} has no event at version {version}")
-        return str(json.loads(found[0].state).get(CHAIN, ""))
-
-    def _notify(self, recordings: list[Recording[UUID]]) -> None:
-        for listener in self.listeners:
-            listener()
 
     def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         try:
@@ -456,23 +392,3 @@ class Thirteen(Application[UUID]):
             if round_ is not None and not round_.ended and now >= round_.deadline:
                 found.append(round_id)
         return found
-
-    def max_position(self) -> int:
-        """The position of the newest stored event (0 when there is none)."""
-        return self.recorder.max_notification_id() or 0
-
-    def load(self, aggregate_id: UUID, version: int) -> Any:
-        """An aggregate as it was at ``version``."""
-        return self.repository.get(aggregate_id, version=version)
-
-    def events_after(
-        self, position: int, limit: int = 500, topics: Collection[str] | None = None
-    ) -> list[tuple[int, Any]]:
-        """Stored events after a position in the log, with their positions. With ``topics``,
-        only events of those topics are decoded; the others come as ``None`` so that a reader
-        still advances past them."""
-        notifications = self.recorder.select_notifications(start=position + 1, limit=limit)
-        return [
-            (n.id, self.mapper.to_domain_event(n) if topics is None or n.topic in topics else None)
-            for n in notifications
-        ]

@@ -9,19 +9,26 @@ equal what the library would write, so stores stay byte-compatible with the firs
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.application import Application
+from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     JSONTranscoder,
     Mapper,
+    Recording,
     StoredEvent,
     TranscodingNotRegisteredError,
 )
 from eventsourcing.utils import get_topic
 
 from domain.chain import CHAIN, canonical, link
+from service.errors import NotFound
 
 _NATIVE = (str, int, float, bool, type(None))
 
@@ -85,3 +92,63 @@ class ChainingMapper(Mapper[UUID]):
         if isinstance(key, str):
             return key
         return json.dumps(key) if isinstance(key, bool | int | float) else str(key)
+
+
+class ChainHeads:
+    """The chain hash of each stream's last *committed* event, and the save that links new
+    events to them (``domain.chain``) as the mapper encodes them.
+
+    ``writer`` is the application's one writer (``service.application.command``): a save holds
+    it, so no other save can link to a head that is not yet committed."""
+
+    def __init__(self, app: Application[UUID], writer: threading.RLock) -> None:
+        self.app = app
+        self.writer = writer
+        self._heads: dict[UUID, tuple[int, str]] = {}  # stream → (version, chain)
+
+    def save(
+        self, objs: Sequence[Any], store: Callable[[], list[Recording[UUID]]]
+    ) -> list[Recording[UUID]]:
+        """Run ``store`` (the library's save of ``objs``) with each new event linked to the one
+        before it in its stream. Heads are remembered only once stored."""
+        streams = {
+            obj.id: obj.pending_events[0].originator_version - 1
+            for obj in objs
+            if isinstance(obj, Aggregate) and obj.pending_events
+        }
+        mapper = self.app.mapper
+        assert isinstance(mapper, ChainingMapper)
+        with self.writer:
+            mapper.previous = {
+                stream: "" if base == 0 else self.head(stream, base)
+                for stream, base in streams.items()
+            }
+            try:
+                recordings = store()
+            except BaseException:
+                for stream in streams:  # neither those heads nor those states were stored
+                    self._heads.pop(stream, None)
+                    if self.app.repository.cache is not None:
+                        with contextlib.suppress(KeyError):
+                            self.app.repository.cache.get(stream, evict=True)
+                raise
+            finally:
+                heads, mapper.previous = mapper.previous, None
+            for recording in recordings:
+                event = recording.domain_event
+                if event.originator_id in heads:
+                    self._heads[event.originator_id] = (
+                        event.originator_version,
+                        heads[event.originator_id],
+                    )
+            return recordings
+
+    def head(self, aggregate_id: UUID, version: int | None = None) -> str:
+        """The chain hash of a stream's event at ``version`` (default: its last event)."""
+        cached = self._heads.get(aggregate_id)
+        if cached is not None and (version is None or cached[0] == version):
+            return cached[1]
+        found = self.app.recorder.select_events(aggregate_id, lte=version, desc=True, limit=1)
+        if not found or (version is not None and found[0].originator_version != version):
+            raise NotFound(f"stream {aggregate_id} has no event at version {version}")
+        return str(json.loads(found[0].state).get(CHAIN, ""))

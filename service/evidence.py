@@ -389,31 +389,3 @@ def _moves_for(stream: list[StoredRecord], round_id: str) -> list[tuple[StoredRe
             found.append((record, previous))
         previous = record.chain
     return found
-
-
-_SHARED: list[Evidence] = []  # handed to forked workers without pickling
-
-
-def _audit_slice(bounds: tuple[int, int]) -> list[tuple[str, list[Finding]]]:
-    decoder = Decoder()
-    return [(e.round_id, audit(e, decoder)) for e in _SHARED[bounds[0] : bounds[1]]]
-
-
-def audit_many(evidences: list[Evidence], workers: int = 1) -> list[tuple[str, list[Finding]]]:
-    """Audit rounds in order, on ``workers`` processes when there are enough of them: each
-    round is judged on its own evidence, so the work splits cleanly."""
-    if workers <= 1 or len(evidences) < 100:
-        global _SHARED
-        _SHARED = evidences
-        return _audit_slice((0, len(evidences)))
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    _SHARED = evidences
-    step = max(1, len(evidences) // (workers * 4))
-    bounds = [(i, min(i + step, len(evidences))) for i in range(0, len(evidences), step)]
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return [r for part in pool.map(_audit_slice, bounds) for r in part]
-    finally:
-        _SHARED = []

@@ -12,172 +12,31 @@ reached, refuses a call, or fails the fairness check, with one line on stderr sa
 
 from __future__ import annotations
 
-import asyncio
-import os
 import random
 import re
 import secrets
 import sys
-import tempfile
 import textwrap
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
-import grpc
-
 from domain.arrangement import Arrangement
-from domain.cards import by_strength, format_cards, parse_cards
+from domain.cards import format_cards, parse_cards
 from domain.fairness import prove
 from domain.ruleset import Ruleset
 from domain.specials import Qualification, Special
 from domain.suggest import Suggestion, suggest
-from service._generated.thirteen.v1 import (
-    table_pb2,
-    table_pb2_grpc,
-    wallet_pb2,
-    wallet_pb2_grpc,
-)
+from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from service.rpc import mapping
+from service.tools.demo_client import Api, DemoFailed, local_server
+from service.tools.demo_screen import Screen, plural, signed, wants_colour
 
 BOTS = ("alice", "bob", "carol", "dave")
 CREDIT = 1000  # a balance of 480–4,799 plays at base 10 (R8.2)
-CALL_TIMEOUT = 10.0  # seconds; every call of the demo is answered in milliseconds
 FOUL_ROUND = 2  # the round in which one bot submits a foul draft (the last, with fewer rounds)
 EXIT_FAILED = 1
 WIDTH = 100
-RED_SUITS = frozenset("♥♦")
 CLAUSE = re.compile(r"; |(?<=\.) ")  # between piles, and between sentences
-
-
-class DemoFailed(Exception):
-    """The demo cannot go on; the message is the one line for stderr."""
-
-
-# --- output -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Screen:
-    """Where the narration goes; on a colour terminal headings are bold and red suits red."""
-
-    out: TextIO
-    colour: bool = False
-
-    def line(self, text: str = "", indent: int = 0) -> None:
-        self.out.write(" " * indent + text + "\n")
-
-    def heading(self, text: str) -> None:
-        self.line()
-        self.line(f"\033[1m{text}\033[0m" if self.colour else text)
-
-    def cards(self, cards: Sequence[str]) -> str:
-        """Two-letter cards (R1.2) for people, in the given order: ``A♠ K♥``."""
-        symbols = [card.symbol() for card in parse_cards(cards)]
-        if self.colour:
-            symbols = [f"\033[31m{s}\033[0m" if s[-1] in RED_SUITS else s for s in symbols]
-        return " ".join(symbols)
-
-    def hand(self, cards: Sequence[str]) -> str:
-        """Cards highest rank first."""
-        return self.cards(format_cards(by_strength(parse_cards(cards))))
-
-    def piles(self, piles: Any) -> str:
-        """``front | middle | back`` of a message with those three fields."""
-        return " | ".join(self.cards(list(getattr(piles, p))) for p in ("front", "middle", "back"))
-
-
-def _colour(out: TextIO) -> bool:
-    return out.isatty() and "NO_COLOR" not in os.environ
-
-
-def _signed(value: int) -> str:
-    return f"{value:+d}" if value else "0"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
-# --- the API, as a client sees it ---------------------------------------------------------------
-
-
-class Api:
-    """The public stubs; each call has a deadline, and a failed call becomes one readable line."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.channel = grpc.insecure_channel(address)
-        self._wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
-        self._tables = table_pb2_grpc.TableServiceStub(self.channel)
-
-    def wallet(self, method: str, request: Any) -> Any:
-        return self._call(self._wallets, method, request)
-
-    def table(self, method: str, request: Any) -> Any:
-        return self._call(self._tables, method, request)
-
-    def _call(self, stub: Any, method: str, request: Any) -> Any:
-        try:
-            return getattr(stub, method)(request, timeout=CALL_TIMEOUT)
-        except grpc.RpcError as error:
-            raise DemoFailed(self._explain(method, error)) from None
-
-    def _explain(self, method: str, error: grpc.RpcError) -> str:
-        code, details = error.code(), error.details() or ""
-        if code == grpc.StatusCode.UNAVAILABLE:
-            return (
-                f"cannot reach a thirteen server at {self.address} ({details.split(';')[0]});"
-                " is `thirteen serve` (or `make run`) running there? Without --address the demo"
-                " starts a server of its own"
-            )
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return f"the server at {self.address} did not answer {method} in {CALL_TIMEOUT:g} s"
-        return f"the server refused {method}: {code.name}: {details}"
-
-    def close(self) -> None:
-        self.channel.close()
-
-
-# --- an in-process server -----------------------------------------------------------------------
-
-
-@contextmanager
-def local_server() -> Iterator[str]:
-    """Serve on 127.0.0.1:0 from a temporary SQLite store on an event loop thread; yield the
-    address, then stop gracefully and delete the store."""
-    from service import logging as service_logging
-    from service.rpc.server import start
-    from service.storage import open_app
-
-    service_logging.configure("error")  # the narration is the output, not the server's log
-    with tempfile.TemporaryDirectory(prefix="thirteen-demo-") as data:
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name="demo-server", daemon=True)
-        thread.start()
-        try:
-            app = open_app(Path(data), environ={"THIRTEEN_STORE": "sqlite"})
-            running = asyncio.run_coroutine_threadsafe(start(app, "127.0.0.1:0"), loop).result()
-        except Exception as error:  # a store or a port we cannot have
-            _stop_loop(loop, thread)
-            raise DemoFailed(f"cannot start a local server: {error}") from None
-        try:
-            yield f"127.0.0.1:{running.port}"
-        finally:
-            asyncio.run_coroutine_threadsafe(running.stop(grace=1), loop).result(timeout=30)
-            _stop_loop(loop, thread)
-
-
-def _stop_loop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
-    loop.close()
-
-
-# --- the game -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -263,7 +122,7 @@ def play_round(game: Game, number: int, total: int) -> None:
     )
     dealt = game.api.table("Deal", request)
     game.screen.line(f"dealt round {dealt.round_id}", 2)
-    game.screen.line(f"base stake: {_plural(dealt.base_stake, 'coin')} per point (R8.3)", 2)
+    game.screen.line(f"base stake: {plural(dealt.base_stake, 'coin')} per point (R8.3)", 2)
     hands = {h.player_id: list(h.cards) for h in dealt.hands}
     show_hands(game, hands)
     arrange_all(game, dealt.round_id, hands, foul_round=number == min(FOUL_ROUND, total))
@@ -391,8 +250,8 @@ def show_settlement(game: Game, revealed: Any) -> None:
         request = wallet_pb2.GetBalanceRequest(player_id=result.player_id)
         balance = game.balances[result.player_id] = game.api.wallet("GetBalance", request).balance
         game.screen.line(
-            f"{result.player_id:<{width}}  {_signed(result.points):>6}"
-            f"  {_signed(result.coins):>6}  {balance:>7}",
+            f"{result.player_id:<{width}}  {signed(result.points):>6}"
+            f"  {signed(result.coins):>6}  {balance:>7}",
             4,
         )
 
@@ -446,7 +305,7 @@ def finish(game: Game) -> None:
         )
     game.screen.heading("Done")
     game.screen.line(
-        f"{_plural(game.verified, 'round')} played at table {game.table_id}, every deal verified"
+        f"{plural(game.verified, 'round')} played at table {game.table_id}, every deal verified"
         " fair; the bots have left the table.",
         2,
     )
@@ -454,8 +313,8 @@ def finish(game: Game) -> None:
 
 def play(address: str, where: str, rounds: int, seed: str, out: TextIO) -> None:
     """The whole demo against the server at ``address``."""
-    screen = Screen(out, colour=_colour(out))
-    screen.line(f"thirteen demo: four bots play {_plural(rounds, 'round')} (seed {seed})")
+    screen = Screen(out, colour=wants_colour(out))
+    screen.line(f"thirteen demo: four bots play {plural(rounds, 'round')} (seed {seed})")
     screen.line(f"server: {where}")
     api = Api(address)
     try:

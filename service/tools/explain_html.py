@@ -11,10 +11,8 @@ from collections.abc import Sequence
 from html import escape
 
 from domain.cards import RANKS, SYMBOL_OF_SUIT, parse_card
-from service.tools.explain import (
-    PairView,
-    PlayerView,
-    Report,
+from service.tools.explain import PairView, PlayerView, Report
+from service.tools.explain_words import (
     multiplier_words,
     overall_sentence,
     pair_sentences,

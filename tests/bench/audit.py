@@ -25,11 +25,11 @@ from typing import Any
 from domain.audit import passed
 from projections.projector import rebuild
 from projections.store import ViewStore
-from service import evidence as service_audit
 from service.application import Thirteen
 from service.evidence import Decoder, StoreReader, audit, record_of
 from service.rpc.audit import result_reader
 from service.storage import open_app, open_views
+from service.tools import audit as service_audit
 from tests.bench.projections import play
 
 TARGET = 3_000  # rounds per second
@@ -80,7 +80,7 @@ def audit_all(app: Thirteen, views: ViewStore) -> tuple[int, int]:
 
 
 def _audit_many() -> Callable[..., list[tuple[str, list[Any]]]] | None:
-    """``service.evidence.audit_many`` (rounds judged on worker processes), where it exists."""
+    """``service.tools.audit.audit_many`` (rounds judged on worker processes), where it exists."""
     found: Callable[..., list[tuple[str, list[Any]]]] | None = getattr(
         service_audit, "audit_many", None
     )
@@ -192,7 +192,7 @@ def report() -> list[str]:
         lines.insert(
             2,
             f"  audit --all, {s['workers']:.0f} workers {s['workers_rate']:>8,.0f} rounds/s   "
-            f"({s['workers_s']:.2f} s; service.evidence.audit_many, as the CLI runs it)",
+            f"({s['workers_s']:.2f} s; service.tools.audit.audit_many, as the CLI runs it)",
         )
     return lines
 

@@ -1,0 +1,147 @@
+"""``thirteen audit``: rounds verified against the rules, from the store or offline from an
+export, and ``--all`` judged on several processes. Reading the evidence is
+``service.evidence``'s; the judging is ``domain.audit``'s."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from domain.errors import RuleError
+from service.tools.console import EXIT_BAD_INPUT, ProgressBar, read_store
+
+if TYPE_CHECKING:  # the store's modules load only when a command reads a store
+    from domain.audit import Finding
+    from service.evidence import Evidence
+
+
+def _finding_line(finding: Any) -> str:
+    mark = "ok  " if finding.ok else "FAIL"
+    where = f"  [{finding.event}]" if finding.event else ""
+    return f"  {mark} {finding.rule:<6} {finding.message}{where}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify rounds against the rules: from the store, or offline from an export."""
+    from domain.audit import passed
+    from service.evidence import Decoder, StoreReader, audit, from_document
+
+    if args.receipt and args.all:
+        print(
+            "thirteen audit: --receipt belongs to one round (--round or --file), not --all",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    decoder = Decoder()
+    reports: list[tuple[str, list[Any]]] = []
+    if args.file:
+        try:
+            evidence: Evidence = from_document(Path(args.file).read_text())
+        except OSError as error:
+            print(f"thirteen audit: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except (ValueError, KeyError, TypeError) as error:
+            print(f"thirteen audit: {args.file} is not a round export: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        evidence.receipt = args.receipt or evidence.receipt
+        reports.append((evidence.round_id, audit(evidence, decoder)))
+    else:
+        app = read_store("audit", args.data)
+        if isinstance(app, int):
+            return app
+        from service.rpc.audit import result_reader
+        from service.storage import open_views
+
+        views, _ = open_views(app)
+        views_reader = result_reader(views)
+
+        def result_of(round_id: str) -> Any:
+            try:
+                return views_reader(round_id)
+            except Exception:  # no views yet: audit the events alone
+                return None
+
+        reader = StoreReader(app, result_of)
+        try:
+            if args.round:
+                try:
+                    evidence = reader.evidence(args.round)
+                except RuleError as error:
+                    print(f"thirteen audit: {error.message}", file=sys.stderr)
+                    return EXIT_BAD_INPUT
+                evidence.receipt = args.receipt or ""
+                reports.append((args.round, audit(evidence, decoder)))
+            else:
+                bar = None if args.json else ProgressBar("reading the log")
+                evidences = []
+                for found, extra in reader.every_round(bar):
+                    if found is None:
+                        if extra:
+                            reports.append(("(streams outside rounds)", extra))
+                        continue
+                    evidences.append(found)
+                reports += audit_many(evidences, args.workers)
+        finally:
+            views.close()
+            app.close()
+    failed = [(r, f) for r, f in reports if not passed(f)]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ok": not failed,
+                    "rounds": [
+                        {"round_id": r, "ok": passed(f), "findings": [vars(x) for x in f]}
+                        for r, f in reports
+                    ],
+                },
+                ensure_ascii=False,
+            )
+        )
+    else:
+        for round_id, findings in reports:
+            shown = findings if (args.round or args.file) else [x for x in findings if not x.ok]
+            if shown or args.round or args.file:
+                verdict = "passes" if passed(findings) else "FAILS"
+                print(f"round {round_id} {verdict}")
+                for finding in shown:
+                    print(_finding_line(finding))
+        checks = sum(len(f) for _, f in reports)
+        print(
+            f"audited {len(reports)} round(s), {checks} checks: "
+            f"{'all passed' if not failed else f'{len(failed)} round(s) FAILED'}"
+        )
+    return 1 if failed else 0
+
+
+_SHARED: list[Evidence] = []  # handed to forked workers without pickling
+
+
+def _audit_slice(bounds: tuple[int, int]) -> list[tuple[str, list[Finding]]]:
+    from service.evidence import Decoder, audit
+
+    decoder = Decoder()
+    return [(e.round_id, audit(e, decoder)) for e in _SHARED[bounds[0] : bounds[1]]]
+
+
+def audit_many(evidences: list[Evidence], workers: int = 1) -> list[tuple[str, list[Finding]]]:
+    """Audit rounds in order, on ``workers`` processes when there are enough of them: each
+    round is judged on its own evidence, so the work splits cleanly."""
+    if workers <= 1 or len(evidences) < 100:
+        global _SHARED
+        _SHARED = evidences
+        return _audit_slice((0, len(evidences)))
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _SHARED = evidences
+    step = max(1, len(evidences) // (workers * 4))
+    bounds = [(i, min(i + step, len(evidences))) for i in range(0, len(evidences), step)]
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return [r for part in pool.map(_audit_slice, bounds) for r in part]
+    finally:
+        _SHARED = []

@@ -1,0 +1,91 @@
+"""The demo's bots as clients of the public gRPC stubs, and the in-process server they play
+against when the demo is given no address."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from service._generated.thirteen.v1 import table_pb2_grpc, wallet_pb2_grpc
+
+CALL_TIMEOUT = 10.0  # seconds; every call of the demo is answered in milliseconds
+
+
+class DemoFailed(Exception):
+    """The demo cannot go on; the message is the one line for stderr."""
+
+
+class Api:
+    """The public stubs; each call has a deadline, and a failed call becomes one readable line."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.channel = grpc.insecure_channel(address)
+        self._wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
+        self._tables = table_pb2_grpc.TableServiceStub(self.channel)
+
+    def wallet(self, method: str, request: Any) -> Any:
+        return self._call(self._wallets, method, request)
+
+    def table(self, method: str, request: Any) -> Any:
+        return self._call(self._tables, method, request)
+
+    def _call(self, stub: Any, method: str, request: Any) -> Any:
+        try:
+            return getattr(stub, method)(request, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            raise DemoFailed(self._explain(method, error)) from None
+
+    def _explain(self, method: str, error: grpc.RpcError) -> str:
+        code, details = error.code(), error.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return (
+                f"cannot reach a thirteen server at {self.address} ({details.split(';')[0]});"
+                " is `thirteen serve` (or `make run`) running there? Without --address the demo"
+                " starts a server of its own"
+            )
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"the server at {self.address} did not answer {method} in {CALL_TIMEOUT:g} s"
+        return f"the server refused {method}: {code.name}: {details}"
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+@contextmanager
+def local_server() -> Iterator[str]:
+    """Serve on 127.0.0.1:0 from a temporary SQLite store on an event loop thread; yield the
+    address, then stop gracefully and delete the store."""
+    from service import logging as service_logging
+    from service.rpc.server import start
+    from service.storage import open_app
+
+    service_logging.configure("error")  # the narration is the output, not the server's log
+    with tempfile.TemporaryDirectory(prefix="thirteen-demo-") as data:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="demo-server", daemon=True)
+        thread.start()
+        try:
+            app = open_app(Path(data), environ={"THIRTEEN_STORE": "sqlite"})
+            running = asyncio.run_coroutine_threadsafe(start(app, "127.0.0.1:0"), loop).result()
+        except Exception as error:  # a store or a port we cannot have
+            _stop_loop(loop, thread)
+            raise DemoFailed(f"cannot start a local server: {error}") from None
+        try:
+            yield f"127.0.0.1:{running.port}"
+        finally:
+            asyncio.run_coroutine_threadsafe(running.stop(grace=1), loop).result(timeout=30)
+            _stop_loop(loop, thread)
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    loop.close()

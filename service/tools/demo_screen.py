@@ -1,0 +1,54 @@
+"""The demo's narration on a terminal: cards for people, red suits and bold headings in colour."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from domain.cards import by_strength, format_cards, parse_cards
+
+RED_SUITS = frozenset("♥♦")
+
+
+@dataclass
+class Screen:
+    """Where the narration goes; on a colour terminal headings are bold and red suits red."""
+
+    out: TextIO
+    colour: bool = False
+
+    def line(self, text: str = "", indent: int = 0) -> None:
+        self.out.write(" " * indent + text + "\n")
+
+    def heading(self, text: str) -> None:
+        self.line()
+        self.line(f"\033[1m{text}\033[0m" if self.colour else text)
+
+    def cards(self, cards: Sequence[str]) -> str:
+        """Two-letter cards (R1.2) for people, in the given order: ``A♠ K♥``."""
+        symbols = [card.symbol() for card in parse_cards(cards)]
+        if self.colour:
+            symbols = [f"\033[31m{s}\033[0m" if s[-1] in RED_SUITS else s for s in symbols]
+        return " ".join(symbols)
+
+    def hand(self, cards: Sequence[str]) -> str:
+        """Cards highest rank first."""
+        return self.cards(format_cards(by_strength(parse_cards(cards))))
+
+    def piles(self, piles: Any) -> str:
+        """``front | middle | back`` of a message with those three fields."""
+        return " | ".join(self.cards(list(getattr(piles, p))) for p in ("front", "middle", "back"))
+
+
+def wants_colour(out: TextIO) -> bool:
+    return out.isatty() and "NO_COLOR" not in os.environ
+
+
+def signed(value: int) -> str:
+    return f"{value:+d}" if value else "0"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
