@@ -23,7 +23,7 @@ lint: setup
 	cd protos && ../$(BIN)/buf lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy domain projections
+	$(BIN)/mypy domain projections service
 
 format: setup
 	$(BIN)/ruff format .
@@ -54,6 +54,14 @@ report-check: setup
 			fonts-noto-cjk)
 	THIRTEEN_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest \
 		tests/cli/test_replay_explain.py -k chromium
+
+# The seeded fault simulation (tests/simulation) for MINUTES per store, in cycles: a real
+# `thirteen serve` restarted at every phase and killed, the server in process with crashes and
+# clock jumps, and state-machine examples; prints figures and every failure with its seed.
+MINUTES ?= 10
+.PHONY: soak
+soak: setup
+	$(BIN)/python -m tests.simulation --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
