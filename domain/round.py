@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -183,7 +183,7 @@ class Round(Aggregate):
         self.ended_at: datetime | None = None
         self.revealed = False
 
-    _DERIVED = frozenset({"ruleset", "_parsed_hands", "_plays", "_outcomes"})
+    _DERIVED = frozenset({"ruleset", "_outcomes"})
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies (the repository hands out deep copies) leave out what is derived from the
@@ -206,32 +206,19 @@ class Round(Aggregate):
         return [p for p in self.players if p not in self.escaped]
 
     def hand(self, player_id: str) -> tuple[Card, ...]:
-        return self._parsed_hands[player_id]
-
-    @cached_property
-    def _parsed_hands(self) -> dict[str, tuple[Card, ...]]:
-        return {p: parse_cards(cards) for p, cards in self.hands.items()}
+        return _cards(tuple(self.hands[player_id]))
 
     def play_of(self, player_id: str) -> Play:
         """What the player brings to the showdown: the latest submission (R4.3)."""
         submission = self.submissions.get(player_id)
         if submission is None:
             return NO_ARRANGEMENT
-        cached = self._plays.get(player_id)
-        if cached is not None and cached[0] is submission:  # each submission is a new dict
-            return cached[1]
-        piles = [parse_cards(submission[p]) for p in ("front", "middle", "back")]
-        if "special" in submission:
-            split = Split(*piles) if piles[0] else None
-            play = Play(special=Special.from_id(submission["special"]), split=split)
-        else:
-            play = Play(Arrangement(*piles))
-        self._plays[player_id] = (submission, play)
-        return play
-
-    @cached_property
-    def _plays(self) -> dict[str, tuple[dict[str, Any], Play]]:
-        return {}
+        return _play(
+            submission.get("special", ""),
+            tuple(submission["front"]),
+            tuple(submission["middle"]),
+            tuple(submission["back"]),
+        )
 
     def not_ready(self) -> list[str]:
         """R10.3: active players with no arrangement, or a foul one."""
@@ -439,3 +426,24 @@ class Round(Aggregate):
     def _abandoned(self, server_seed: str, at: datetime) -> None:
         self.server_seed = server_seed
         self.ended_at = at
+
+
+# Cards and plays are parsed by content, once per distinct hand or submission for the whole
+# process: every copy of a round the repository hands out finds them here, so the aggregate
+# keeps no parse caches of its own. Values are immutable and shared.
+
+
+@lru_cache(maxsize=65_536)
+def _cards(texts: tuple[str, ...]) -> tuple[Card, ...]:
+    return parse_cards(texts)
+
+
+@lru_cache(maxsize=65_536)
+def _play(
+    special: str, front: tuple[str, ...], middle: tuple[str, ...], back: tuple[str, ...]
+) -> Play:
+    piles = (_cards(front), _cards(middle), _cards(back))
+    if special:
+        split = Split(*piles) if piles[0] else None
+        return Play(special=Special.from_id(special), split=split)
+    return Play(Arrangement(*piles))
