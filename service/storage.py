@@ -5,17 +5,22 @@ variables). Stored events are made immutable by triggers in either database."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import structlog
 from psycopg.conninfo import make_conninfo
 
 from projections.projector import AdvisoryLock, FileLock, Leadership
 from projections.store import ViewStore
 from service.application import Thirteen
 from service.clock import Clock
+
+log = structlog.get_logger("thirteen.storage")
+T = TypeVar("T")
 
 STORES = ("sqlite", "postgres")
 POSTGRES_DEFAULTS = {
@@ -161,14 +166,45 @@ def open_views(app: Thirteen) -> tuple[ViewStore, Leadership]:
     return ViewStore(postgres={**settings, "schema": schema}), lock
 
 
+STARTING_SECONDS = 20.0
+"""How long start-up keeps trying when PostgreSQL cuts or refuses its sessions (a restart, a
+fail-over, ``pg_terminate_backend``) before it gives up and says why."""
+
+
+def while_starting(what: str, attempt: Callable[[], T], seconds: float = STARTING_SECONDS) -> T:
+    """``attempt()``, tried again while the database drops the connection under it: a server
+    started during a fail-over waits for the database instead of exiting. Other errors (a bad
+    setting, a refused login) are raised at once; a cut session after ``seconds`` too."""
+    import psycopg
+    from eventsourcing.persistence import InterfaceError, OperationalError
+
+    deadline = time.monotonic() + seconds
+    pause = 0.1
+    while True:
+        try:
+            return attempt()
+        except (psycopg.OperationalError, OperationalError, InterfaceError) as error:
+            if time.monotonic() + pause > deadline or "password" in str(error):
+                raise
+            log.warning("store_not_ready", step=what, error=str(error), retry_in=pause)
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+
 def open_app(
     data: Path, *, clock: Clock | None = None, environ: Mapping[str, str] | None = None
 ) -> Thirteen:
     """The application on the configured store, with its event table protected."""
     env = store_env(data, environ)
-    with starting_together(env):
-        app = Thirteen(env, clock=clock)
-        protect(app)
-    if env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
-        _replace_cut_sessions_at_once(app)
+
+    def attempt() -> Thirteen:
+        with starting_together(env):
+            app = Thirteen(env, clock=clock)
+            protect(app)
+        return app
+
+    if env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
+        return attempt()
+    app = while_starting("open the event store", attempt)
+    _replace_cut_sessions_at_once(app)
     return app

@@ -37,7 +37,7 @@ from service.rpc.table import TableServicer
 from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
-from service.storage import open_views, starting_together
+from service.storage import open_views, starting_together, while_starting
 from service.sweeper import DeadlineSweeper
 
 log = structlog.get_logger("thirteen.server")
@@ -154,7 +154,7 @@ async def start(
     # The sweeper and the table streams read only table and round events, from where the views
     # are (with the rounds open there), so start-up does not read the whole log; views of an
     # earlier version know no open rounds, and then the log is read from its start.
-    resume = await loop.run_in_executor(executor, prepare)
+    resume = await loop.run_in_executor(executor, while_starting, "prepare the views", prepare)
     follower = LogFollower(
         app,
         start=resume.position if resume else 0,
