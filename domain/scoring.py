@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from domain.arrangement import PILE_NAMES, foul_reason
 from domain.hands import category_of, describe, describe_against
@@ -40,8 +41,7 @@ class Seat:
     play: Play
 
 
-@dataclass(frozen=True)
-class PileScore:
+class PileScore(NamedTuple):
     """One pile of a pair, for ``a`` (R6.1): won (+1), lost (−1) or tied (0); ``worth`` is what
     the winning pile earns (0 for a tie, R6.1 pile bonuses included); each side's pile in
     words, ``"foul"`` for a foul side (R6.3, R6.4)."""
