@@ -151,6 +151,7 @@ class Projector:
         self.batch = batch
         self.on_health = on_health
         self.failure: str | None = None
+        self.leading = False  # whether this process keeps the views now
         self.fold = ViewFold()
         self._balances: dict[str, int] | None = None
         self._wake = threading.Event()
@@ -219,9 +220,16 @@ class Projector:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop following; the leader first takes in what was stored up to now, so that a
+        graceful stop leaves the views at the end of the log."""
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=10)
+        if self.leading and not self._thread.is_alive():
+            try:
+                self.run_once()
+            except Exception as error:  # the next start catches up from the stored position
+                log.warning("projection_not_drained", cause=repr(error))
         self.leadership.release()
 
     def upgrade(self) -> bool:
@@ -251,7 +259,7 @@ class Projector:
                 if now_leading and not leading:
                     self._reset()
                     self.upgrade()
-                leading = now_leading
+                leading = self.leading = now_leading
                 if leading:
                     self.run_once()
                 self._healthy(True)

@@ -134,13 +134,9 @@ class ChainHeads:
                 raise
             finally:
                 heads, mapper.previous = mapper.previous, None
-            for recording in recordings:
-                event = recording.domain_event
-                if event.originator_id in heads:
-                    self._heads[event.originator_id] = (
-                        event.originator_version,
-                        heads[event.originator_id],
-                    )
+            for obj in objs:  # each stream's last new event is now its committed head
+                if isinstance(obj, Aggregate) and obj.id in heads:
+                    self._heads[obj.id] = (obj.version, heads[obj.id])
             return recordings
 
     def head(self, aggregate_id: UUID, version: int | None = None) -> str:

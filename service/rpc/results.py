@@ -38,8 +38,12 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
                 raise PhaseError(f"round {round_id} is not revealed yet", field="round_id")
             target = self.app.max_position()
             if self.projector is None or not self.projector.wait(target, CATCH_UP_SECONDS):
+                failing = self.projector is not None and self.projector.failure is not None
                 raise Unavailable(
-                    f"the results view has not caught up with round {round_id} "
+                    f"the results view cannot take in new events (see the server's health and "
+                    f"log); round {round_id} is not in it yet"
+                    if failing
+                    else f"the results view has not caught up with round {round_id} "
                     f"within {CATCH_UP_SECONDS:.0f} s; retry shortly"
                 )
             found = self.store.finished_round(round_id)
