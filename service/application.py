@@ -8,9 +8,7 @@ loses an optimistic-concurrency race is retried from a fresh load a bounded numb
 from __future__ import annotations
 
 import functools
-import random
 import secrets
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, ParamSpec, TypeVar
@@ -18,7 +16,6 @@ from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError
 
 from domain import showdown
 from domain.cards import Card
@@ -39,41 +36,32 @@ from domain.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
 from service.clock import Clock, SystemClock
-from service.errors import AlreadyExists, Conflict, NotFound
+from service.errors import AlreadyExists, NotFound
 from service.event_log import EventLogApplication
+from service.writer import Saved
 
 P = ParamSpec("P")
 R = TypeVar("R")
 A = TypeVar("A")
 
-RETRIES = 10
 MAX_ID_LENGTH = 128
 MAX_CLIENT_SEED_LENGTH = 256
 
 
 def command(method: Callable[P, R]) -> Callable[P, R]:
-    """Run a command as this process's one writer, and re-run it from a fresh load when its
-    save lost a race with another process (PostgreSQL replicas).
-
-    One writer per process is the lock discipline: two commands that touch the same wallet
-    (a credit and a deal, say) never interleave here, so in-process races cannot exhaust the
-    retries or link an event to a head that was never committed. The writer is free while a
-    lost race backs off, so the other callers go on."""
+    """A command: run on the process's one writer (``service.writer``), which commits it with
+    the commands waiting beside it and re-runs it from fresh loads when that commit lost a race
+    with another process (PostgreSQL replicas). Called on the writer (by another command) it
+    runs in place; from any other thread it waits and returns a copy of the result."""
 
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         app = args[0]
         assert isinstance(app, Thirteen)
-        for attempt in range(RETRIES):
-            with app.writer:
-                try:
-                    return method(*args, **kwargs)
-                except IntegrityError:
-                    pass
-            time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
-        raise Conflict(
-            f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
-        )
+        if app.writer.is_current():
+            return method(*args, **kwargs)
+        result: R = app.writer.call(functools.partial(method, *args, **kwargs))
+        return result
 
     return wrapper
 
@@ -113,8 +101,17 @@ class ArrangeResult:
 class RevealResult:
     round: Round
     result: RoundResult
-    position: int  # the reveal's position in the event log
-    receipt: str  # the chain hash of the round's last event
+    saved: Saved  # the reveal's events; stored once the command is answered
+
+    @property
+    def position(self) -> int:
+        """The reveal's position in the event log."""
+        return self.saved.position
+
+    @property
+    def receipt(self) -> str:
+        """The chain hash of the round's last event."""
+        return self.saved.head(self.round.id)
 
 
 class Thirteen(EventLogApplication):
@@ -135,9 +132,16 @@ class Thirteen(EventLogApplication):
         self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
 
     def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
-        try:
-            found: Aggregate = self.repository.get(aggregate_id)
-        except AggregateNotFoundError:
+        """In a command, the writer's aggregate (``service.writer``); elsewhere a reader's copy."""
+        found: Aggregate | None
+        if self.writer.is_current():
+            found = self.writer.load(aggregate_id)
+        else:
+            try:
+                found = self.repository.get(aggregate_id)
+            except AggregateNotFoundError:
+                found = None
+        if found is None:
             return None
         assert isinstance(found, cls)
         return found
@@ -366,22 +370,20 @@ class Thirteen(EventLogApplication):
         again returns the result the reveal recorded."""
         round_ = self.round(round_id)
         if round_.revealed:
-            return RevealResult(
-                round_, round_result(round_), self.max_position(), self.chain_head(round_.id)
-            )
+            return RevealResult(round_, round_result(round_), self._stored_reveal(round_))
         if round_.ended:
             raise PhaseError(f"round {round_id} ended without a showdown (R11.3)")
         table = self.table(round_.table_id)
         now = self.clock.now()
         wallets = {p: self.wallet(p) for p in round_.active}
         showdown.reveal(round_, table, wallets, self.seeds, now)
-        recordings = self.save(round_, table, *wallets.values())
-        return RevealResult(
-            round_,
-            round_result(round_),
-            recordings[-1].notification.id,
-            self.chain_head(round_.id),
-        )
+        saved = self.save(round_, table, *wallets.values())
+        return RevealResult(round_, round_result(round_), saved)
+
+    def _stored_reveal(self, round_: Round) -> Saved:
+        """A reveal as stored: the round's head at its stored version, the log's position."""
+        head = self.chain_head(round_.id, round_.version)
+        return Saved.stored(self.max_position(), round_.id, head)
 
     def overdue(self, round_ids: Sequence[str]) -> list[str]:
         """Of these rounds, those past their deadline and not over (R10.3)."""

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.application import Application
-from eventsourcing.domain import Aggregate
+from eventsourcing.application import Application, LRUCache
 from eventsourcing.persistence import (
     JSONTranscoder,
     Mapper,
@@ -31,6 +29,7 @@ from domain.chain import CHAIN, canonical, link
 from service.errors import NotFound
 
 _NATIVE = (str, int, float, bool, type(None))
+HEADS = 20_000  # streams whose last chain hash is kept in memory
 
 
 class ChainingMapper(Mapper[UUID]):
@@ -95,54 +94,52 @@ class ChainingMapper(Mapper[UUID]):
 
 
 class ChainHeads:
-    """The chain hash of each stream's last *committed* event, and the save that links new
+    """The chain hash of each stream's last *committed* event, and the commit that links new
     events to them (``domain.chain``) as the mapper encodes them.
 
-    ``writer`` is the application's one writer (``service.application.command``): a save holds
-    it, so no other save can link to a head that is not yet committed."""
+    Only the application's writer thread commits (``service.writer``), so no commit can link to
+    a head that is not yet stored."""
 
-    def __init__(self, app: Application[UUID], writer: threading.RLock) -> None:
+    def __init__(self, app: Application[UUID]) -> None:
         self.app = app
-        self.writer = writer
-        self._heads: dict[UUID, tuple[int, str]] = {}  # stream → (version, chain)
+        self._heads: LRUCache[UUID, tuple[int, str]] = LRUCache(HEADS)  # stream → version, chain
 
-    def save(
-        self, objs: Sequence[Any], store: Callable[[], list[Recording[UUID]]]
+    def commit(
+        self, events: Sequence[Any], store: Callable[[], list[Recording[UUID]]]
     ) -> list[Recording[UUID]]:
-        """Run ``store`` (the library's save of ``objs``) with each new event linked to the one
-        before it in its stream. Heads are remembered only once stored."""
-        streams = {
-            obj.id: obj.pending_events[0].originator_version - 1
-            for obj in objs
-            if isinstance(obj, Aggregate) and obj.pending_events
-        }
+        """Run ``store`` (one transaction of ``events``, in order) with each new event linked to
+        the one before it in its stream. Heads are remembered only once stored."""
+        streams: dict[UUID, int] = {}  # stream → its version before these events
+        last: dict[UUID, int] = {}
+        for event in events:
+            streams.setdefault(event.originator_id, event.originator_version - 1)
+            last[event.originator_id] = event.originator_version
         mapper = self.app.mapper
         assert isinstance(mapper, ChainingMapper)
-        with self.writer:
-            mapper.previous = {
-                stream: "" if base == 0 else self.head(stream, base)
-                for stream, base in streams.items()
-            }
-            try:
-                recordings = store()
-            except BaseException:
-                for stream in streams:  # neither those heads nor those states were stored
-                    self._heads.pop(stream, None)
-                    if self.app.repository.cache is not None:
-                        with contextlib.suppress(KeyError):
-                            self.app.repository.cache.get(stream, evict=True)
-                raise
-            finally:
-                heads, mapper.previous = mapper.previous, None
-            for obj in objs:  # each stream's last new event is now its committed head
-                if isinstance(obj, Aggregate) and obj.id in heads:
-                    self._heads[obj.id] = (obj.version, heads[obj.id])
-            return recordings
+        mapper.previous = {
+            stream: "" if base == 0 else self.head(stream, base) for stream, base in streams.items()
+        }
+        try:
+            recordings = store()
+        except BaseException:
+            for stream in streams:  # those heads were not stored
+                with contextlib.suppress(KeyError):
+                    self._heads.get(stream, evict=True)
+            raise
+        finally:
+            heads, mapper.previous = mapper.previous, None
+        for stream, version in last.items():  # each stream's last new event is its head now
+            self._heads.put(stream, (version, heads[stream]))
+        return recordings
 
     def head(self, aggregate_id: UUID, version: int | None = None) -> str:
-        """The chain hash of a stream's event at ``version`` (default: its last event)."""
-        cached = self._heads.get(aggregate_id)
-        if cached is not None and (version is None or cached[0] == version):
+        """The chain hash of a stream's event at ``version`` (default: its last stored event,
+        read from the store: another replica may have added to it)."""
+        try:
+            cached: tuple[int, str] | None = self._heads.get(aggregate_id)
+        except KeyError:
+            cached = None
+        if cached is not None and version is not None and cached[0] == version:
             return cached[1]
         found = self.app.recorder.select_events(aggregate_id, lte=version, desc=True, limit=1)
         if not found or (version is not None and found[0].originator_version != version):

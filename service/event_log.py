@@ -1,12 +1,13 @@
-"""The event store as the application uses it: one writer per process, every save chained for
-tamper evidence (``service.chaining``), listeners told of each save, and the log read by position.
+"""The event store as the application uses it: one writer per process (``service.writer``)
+that commits the commands waiting together, every commit chained for tamper evidence
+(``service.chaining``), listeners told of each commit, and the log read by position.
 ``Thirteen`` builds its commands and queries on this."""
 
 from __future__ import annotations
 
 import functools
-import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import Future
 from typing import Any
 from uuid import UUID
 
@@ -14,36 +15,59 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
 
 from service.chaining import ChainHeads, ChainingMapper
+from service.writer import Present, Saved, Writer
 
 
 class EventLogApplication(Application[UUID]):
-    """An eventsourcing application whose saves are linked into hash chains and whose log is
+    """An eventsourcing application whose commits are linked into hash chains and whose log is
     read by position (by the follower, the projector, the watch streams and the audit)."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
         super().__init__(env)
-        self.listeners: list[Callable[[], None]] = []
-        self.writer = threading.RLock()  # see ``service.application.command``
-        self.heads = ChainHeads(self, self.writer)
+        self.listeners: list[Callable[[list[Recording[UUID]]], None]] = []
+        self.heads = ChainHeads(self)
+        # PostgreSQL replicas write the same streams: the writer brings what it holds up to
+        # date on each batch's first load; a SQLite store has this one writing process.
+        postgres = self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres"
+        self.writer = Writer(self, fastforward=postgres)
 
     def construct_mapper(self) -> Mapper[UUID]:
         transcoder = self.construct_transcoder()
         assert isinstance(transcoder, JSONTranscoder)
         return ChainingMapper(transcoder)
 
-    def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
-        """Store every new event in one transaction, each linked to the one before it in its
-        stream (``domain.chain``) as it is encoded. Heads are remembered only once stored."""
-        store = functools.partial(super().save, *objs, **kwargs)
-        return self.heads.save(objs, store)
+    def submit(
+        self, command: Callable[..., Any], *args: Any, present: Present | None = None
+    ) -> Future[Any]:
+        """Queue ``command(*args)`` for the writer; a future of ``present(result)``, set once
+        the command's events are durable (``service.writer``)."""
+        return self.writer.submit(functools.partial(command, *args), present)
+
+    def save(self, *objs: Any, **kwargs: Any) -> Saved:  # type: ignore[override]
+        """Inside a command: stage the new events of ``objs`` for the batch's one transaction.
+        Elsewhere: a command of its own, committed before this returns."""
+        if kwargs:
+            raise TypeError(f"save takes no options here: {sorted(kwargs)}")
+        if self.writer.is_current():
+            return self.writer.stage(objs)
+        saved: Saved = self.writer.call(lambda: self.writer.stage(objs))
+        return saved
+
+    def commit(self, events: Sequence[Any]) -> list[Recording[UUID]]:
+        """Store ``events`` in one transaction, each linked to the one before it in its stream
+        (``domain.chain``) as it is encoded, and tell the listeners."""
+        recordings = self.heads.commit(events, functools.partial(self.events.put, events))
+        for listener in self.listeners:
+            listener(recordings)
+        return recordings
 
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""
         return self.heads.head(aggregate_id, version)
 
-    def _notify(self, recordings: list[Recording[UUID]]) -> None:
-        for listener in self.listeners:
-            listener()
+    def close(self) -> None:
+        self.writer.stop()
+        super().close()
 
     def max_position(self) -> int:
         """The position of the newest stored event (0 when there is none)."""

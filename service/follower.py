@@ -41,7 +41,7 @@ class LogFollower:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="log-follower", daemon=True)
-        app.listeners.append(self.poke)
+        app.listeners.append(lambda recordings: self.poke())
 
     def poke(self) -> None:
         self._wake.set()

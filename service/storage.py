@@ -55,12 +55,11 @@ def store_env(data: Path, environ: Mapping[str, str] | None = None) -> dict[str,
         data.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise StoreConfigError(f"cannot create data directory {data}: {error.strerror}") from None
-    # One process writes a SQLite store, so the aggregates it caches at each save need not be
-    # re-read from the file on every load; PostgreSQL replicas keep the library's fast-forward.
+    # Readers' cached aggregates are brought up to date from the store on each read (the
+    # library's fast-forward): the writer keeps aggregates of its own (``service.writer``).
     return {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
         "SQLITE_DBNAME": str(data / "thirteen.sqlite"),
-        "AGGREGATE_CACHE_FASTFORWARD": "n",
     }
 
 

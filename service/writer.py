@@ -1,0 +1,350 @@
+"""Group commit: one thread per process runs every command, one after another, against the
+aggregates it keeps in memory, and commits the events of all the commands that were waiting in
+one transaction. Each caller is answered once its batch is durable.
+
+- A command refused by the rules (it raises) stores nothing and leaves the others in its batch
+  alone: whatever it changed in memory is rebuilt from the store and the batch's earlier events.
+- A batch whose commit loses a race with another replica (``IntegrityError``) is run again
+  command by command from fresh loads; a lone command that loses again is queued again after a
+  short, growing pause (at most ``RETRIES`` times), so the writer never sleeps.
+- Commands see the batch's earlier commands (a transfer id used twice in one batch, an arrange
+  and the reveal of one round) because they load the same in-memory aggregates.
+- Loads are not copied: the writer owns its aggregates. On PostgreSQL they are brought up to date
+  from the store on their first load in a batch (other replicas write too); a SQLite store has
+  one writing process, so its aggregates are always current.
+- A result is read on the writer thread right after its command (``present``), before a later
+  command can change the aggregates it holds, and handed over once the batch is durable; what
+  only the commit knows (a log position, a chain hash) is read from its ``Saved`` then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import copy
+import functools
+import queue
+import random
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+from uuid import UUID
+
+import structlog
+from eventsourcing.application import LRUCache, project_aggregate
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError, Recording
+
+from domain.chain import CHAIN
+from service.errors import Conflict
+
+if TYPE_CHECKING:
+    from service.event_log import EventLogApplication
+
+log = structlog.get_logger("thirteen.writer")
+
+RETRIES = 10
+MAX_BATCH = 64  # commands per transaction: enough to share one commit among all callers
+LIVE_SIZE = 5000  # aggregates the writer keeps in memory
+
+
+class Present(Protocol):
+    def __call__(self, result: Any, /) -> Any: ...
+
+
+@dataclass
+class Saved:
+    """The events one ``save`` staged, and where they were stored once the batch committed
+    (or, from ``stored``, a save read back from the store)."""
+
+    events: list[Any]
+    recordings: list[Recording[UUID]] = field(default_factory=list)
+    known: tuple[int, dict[UUID, str]] | None = None  # position and heads read from the store
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Saved:
+        return self  # a handle the commit fills in: copies of a result must share it
+
+    @classmethod
+    def stored(cls, position: int, stream: UUID, head: str) -> Saved:
+        return cls([], known=(position, {stream: head}))
+
+    @property
+    def position(self) -> int:
+        """The log position of this save's last event."""
+        if self.known is not None:
+            return self.known[0]
+        if not self.recordings:
+            raise RuntimeError("the save is not committed yet")
+        return self.recordings[-1].notification.id
+
+    def head(self, stream: UUID) -> str:
+        """The chain hash of this save's last event in ``stream``."""
+        if self.known is not None:
+            return self.known[1][stream]
+        for event in reversed(self.events):
+            if event.originator_id == stream:
+                return str(getattr(event, CHAIN))
+        raise KeyError(stream)
+
+
+@dataclass
+class Job:
+    run: Callable[[], Any]
+    present: Present | None
+    future: Future[Any]
+    attempt: int = 0
+
+
+@dataclass
+class Batch:
+    """What the commands of one transaction have done so far."""
+
+    events: list[Any] = field(default_factory=list)  # staged, in order
+    touched: dict[UUID, Aggregate] = field(default_factory=dict)  # loaded or saved
+    saves: list[tuple[Saved, int]] = field(default_factory=list)  # with its first event's index
+
+
+class Writer:
+    """The one thread of a process that changes aggregates and stores their events."""
+
+    def __init__(self, app: EventLogApplication, *, fastforward: bool) -> None:
+        self.app = app
+        self.fastforward = fastforward
+        self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
+        self.batch: Batch | None = None
+        self.batches = 0  # committed transactions, for tests and benchmarks
+        self.commands = 0
+        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._ident = -1
+        self._start = threading.Lock()
+        self._stopped = False
+
+    # Callers -----------------------------------------------------------------------------
+
+    def is_current(self) -> bool:
+        return threading.get_ident() == self._ident
+
+    def submit(self, run: Callable[[], Any], present: Present | None = None) -> Future[Any]:
+        """Queue a command; the future holds ``present(result)`` (or the result) once the
+        command's events are durable, or its error."""
+        future: Future[Any] = Future()
+        if self._stopped:
+            future.set_exception(RuntimeError("the service is stopping"))
+            return future
+        self._ensure_started()
+        run = functools.partial(contextvars.copy_context().run, run)
+        self._queue.put(Job(run, present, future))
+        return future
+
+    def call(self, run: Callable[[], Any]) -> Any:
+        """Run a command and wait for it. The result is a copy: the writer goes on changing
+        its own aggregates after it returns."""
+        if self.is_current():
+            return run()
+        return self.submit(run, copy.deepcopy).result()
+
+    def stop(self) -> None:
+        """Finish the queued commands, then end the thread."""
+        with self._start:
+            self._stopped = True
+            thread = self._thread
+        if thread is not None:
+            self._queue.put(None)
+            thread.join(timeout=30)
+
+    def _ensure_started(self) -> None:
+        if self._thread is not None:
+            return
+        with self._start:
+            if self._thread is None:
+                ready = threading.Event()
+
+                def main() -> None:
+                    self._ident = threading.get_ident()
+                    ready.set()
+                    self._run()
+
+                thread = threading.Thread(target=main, name="writer", daemon=True)
+                thread.start()
+                ready.wait()
+                self._thread = thread
+
+    # Commands' view of the aggregates ------------------------------------------------------
+
+    def load(self, aggregate_id: UUID) -> Aggregate | None:
+        """The aggregate as this batch sees it: committed, then changed by earlier commands."""
+        batch = self.batch
+        assert batch is not None, "load outside a command"
+        found = batch.touched.get(aggregate_id)
+        if found is not None:
+            return found
+        try:
+            found = self.live.get(aggregate_id)
+        except KeyError:
+            found = self._stored(aggregate_id)
+        else:
+            if self.fastforward:  # another replica may have moved it on
+                newer = self.app.events.get(aggregate_id, gt=found.version)
+                found = project_aggregate(found, newer)
+        if found is None:
+            return None
+        batch.touched[aggregate_id] = found
+        return found
+
+    def stage(self, objs: Sequence[Any]) -> Saved:
+        """Take the new events of ``objs`` into the batch (stored when it commits)."""
+        batch = self.batch
+        assert batch is not None, "save outside a command"
+        events: list[Any] = []
+        for obj in objs:
+            if isinstance(obj, Aggregate):
+                batch.touched[obj.id] = obj
+                events += obj.collect_events()
+        saved = Saved(events)
+        batch.saves.append((saved, len(batch.events)))
+        batch.events += events
+        return saved
+
+    def _stored(self, aggregate_id: UUID) -> Aggregate | None:
+        found: Aggregate | None = project_aggregate(None, self.app.events.get(aggregate_id))
+        return found
+
+    # The thread ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            jobs = [job]
+            while len(jobs) < MAX_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # stop after this batch
+                    break
+                jobs.append(more)
+            try:
+                self._batch(jobs)
+            except BaseException as error:  # never lose the thread, nor leave a caller waiting
+                log.exception("writer_failed")
+                self.batch = None
+                for j in jobs:
+                    if not j.future.done():
+                        j.future.set_exception(error)
+
+    def _batch(self, jobs: list[Job]) -> None:
+        jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
+        batch = self.batch = Batch()
+        outcomes: list[tuple[Job, Any, Exception | None]] = []
+        try:
+            for job in jobs:
+                mark = (len(batch.events), len(batch.saves))
+                try:
+                    result = job.run()
+                except Exception as refused:
+                    self._undo(batch, *mark)
+                    outcomes.append((job, None, refused))
+                    continue
+                try:  # now, before a later command of the batch changes what it shows
+                    outcomes.append((job, job.present(result) if job.present else result, None))
+                except Exception as failed:  # a fault in presenting: the command still stands
+                    log.exception("present_failed")
+                    outcomes.append((job, None, failed))
+            if batch.events:
+                self._commit(batch)
+        except IntegrityError:  # another replica wrote one of these streams first
+            self._forget(batch)
+            lost = True
+        except Exception as failed:  # the store failed: nothing of this batch is stored
+            self._forget(batch)
+            outcomes = [(job, None, failed) for job in jobs]
+            lost = False
+        else:
+            lost = False
+            self.batches += 1
+            self.commands += len(jobs)
+        finally:
+            self.batch = None
+        if lost:
+            for job in jobs:  # who lost? each again alone, from fresh loads
+                job.future = _rerun(job.future)
+                if len(jobs) > 1:
+                    self._batch([job])
+                else:
+                    self._retry_later(job)
+            return
+        for job, value, error in outcomes:
+            if error is None:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(error)
+
+    def _commit(self, batch: Batch) -> None:
+        recordings = self.app.commit(batch.events)
+        for saved, start in batch.saves:
+            saved.recordings = recordings[start : start + len(saved.events)]
+        for aggregate_id, aggregate in batch.touched.items():
+            self.live.put(aggregate_id, aggregate)
+
+    def _undo(self, batch: Batch, events: int, saves: int) -> None:
+        """Put back the aggregates a refused command changed: what is stored, then the
+        batch's earlier events (most refusals change nothing, and then this is cheap)."""
+        dirty = {e.originator_id for e in batch.events[events:]}
+        for aggregate_id, aggregate in batch.touched.items():
+            if aggregate.pending_events:
+                aggregate.collect_events()
+                dirty.add(aggregate_id)
+        del batch.events[events:]
+        del batch.saves[saves:]
+        for aggregate_id in dirty:
+            self._evict(aggregate_id)  # never trust the changed instance again
+            earlier = [e for e in batch.events if e.originator_id == aggregate_id]
+            rebuilt = project_aggregate(self._stored(aggregate_id), earlier)
+            if rebuilt is None:
+                batch.touched.pop(aggregate_id, None)
+            else:
+                batch.touched[aggregate_id] = rebuilt
+
+    def _forget(self, batch: Batch) -> None:
+        for aggregate_id in batch.touched:
+            self._evict(aggregate_id)
+
+    def _evict(self, aggregate_id: UUID) -> None:
+        with contextlib.suppress(KeyError):
+            self.live.get(aggregate_id, evict=True)
+
+    def _retry_later(self, job: Job) -> None:
+        job.attempt += 1
+        if job.attempt >= RETRIES:
+            job.future.set_exception(
+                Conflict(
+                    f"gave up after {RETRIES} concurrent updates of the same records; "
+                    "retry the call"
+                )
+            )
+            return
+        pause = random.uniform(0, min(0.05, 0.001 * 2**job.attempt))
+        timer = threading.Timer(pause, self._queue.put, (job,))
+        timer.daemon = True
+        timer.start()
+
+
+def _rerun(future: Future[Any]) -> Future[Any]:
+    """A running future cannot be run again: a fresh one, whose outcome is copied to it."""
+    fresh: Future[Any] = Future()
+
+    def copy_outcome(done: Future[Any]) -> None:
+        error = done.exception()
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(done.result())
+
+    fresh.add_done_callback(copy_outcome)
+    return fresh
