@@ -42,8 +42,11 @@ run: setup
 	@echo "      --data '{\"player_id\": \"alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/GetBalance"
 	$(BIN)/thirteen serve --address $(ADDRESS) --data $(DATA)
 
+# ONLY="service watch" runs only the named sections (engine service projections audit restart
+# watch); empty, every one.
+ONLY ?=
 bench: setup
-	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench $(ONLY)
 
 # The explain HTML report drawn by a real browser: installs Debian's chromium (and a CJK font
 # for the Chinese names of special hands) when missing (as root), then runs the screenshot

@@ -14,7 +14,7 @@ from domain.ids import round_uuid, table_uuid
 from domain.limits import MAX_POSITION
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
-from service.application import Thirteen
+from service.application import ArrangeResult, RevealResult, StandUpResult, Thirteen
 from service.rpc import mapping, paging
 from service.rpc.runner import Runner, request_id_of, rpc
 from service.rpc.status import to_status
@@ -39,8 +39,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             request.ruleset,
             request.ruleset_parameters if request.HasField("ruleset_parameters") else None,
         )
-        table = await self.run(self.app.open_table, request.table_id, rules, request.request_id)
-        return pb.OpenTableResponse(**mapping.table_fields(table))
+        return await self.run.command(
+            self.app.submit(
+                self.app.open_table,
+                request.table_id,
+                rules,
+                request.request_id,
+                present=lambda table: pb.OpenTableResponse(**mapping.table_fields(table)),
+            )
+        )
 
     @rpc
     async def GetTable(
@@ -53,18 +60,28 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def SitDown(
         self, request: pb.SitDownRequest, context: Context[pb.SitDownRequest, pb.SitDownResponse]
     ) -> pb.SitDownResponse:
-        table = await self.run(self.app.sit_down, request.table_id, request.player_id)
-        return pb.SitDownResponse(**mapping.table_fields(table))
+        return await self.run.command(
+            self.app.submit(
+                self.app.sit_down,
+                request.table_id,
+                request.player_id,
+                present=lambda table: pb.SitDownResponse(**mapping.table_fields(table)),
+            )
+        )
 
     @rpc
     async def StandUp(
         self, request: pb.StandUpRequest, context: Context[pb.StandUpRequest, pb.StandUpResponse]
     ) -> pb.StandUpResponse:
-        result = await self.run(self.app.stand_up, request.table_id, request.player_id)
-        return pb.StandUpResponse(
-            **mapping.table_fields(result.table),
-            escaped=result.escaped,
-            penalty_transfers=result.transfers,
+        def present(result: StandUpResult) -> pb.StandUpResponse:
+            return pb.StandUpResponse(
+                **mapping.table_fields(result.table),
+                escaped=result.escaped,
+                penalty_transfers=result.transfers,
+            )
+
+        return await self.run.command(
+            self.app.submit(self.app.stand_up, request.table_id, request.player_id, present=present)
         )
 
     @rpc
@@ -87,10 +104,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def Deal(
         self, request: pb.DealRequest, context: Context[pb.DealRequest, pb.DealResponse]
     ) -> pb.DealResponse:
-        round_ = await self.run(
-            self.app.deal, request.table_id, request.client_seed, request.request_id
+        return await self.run.command(
+            self.app.submit(
+                self.app.deal,
+                request.table_id,
+                request.client_seed,
+                request.request_id,
+                present=lambda r: pb.DealResponse(**mapping.round_fields(r, visibility.DEALER)),
+            )
         )
-        return pb.DealResponse(**mapping.round_fields(round_, visibility.DEALER))
 
     @rpc
     async def Arrange(
@@ -99,34 +121,47 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         front = mapping.cards(request.front, "front")
         middle = mapping.cards(request.middle, "middle")
         back = mapping.cards(request.back, "back")
-        result = await self.run(
-            self.app.arrange,
-            request.round_id,
-            request.player_id,
-            front,
-            middle,
-            back,
-            request.special,
-        )
-        submission = result.round.submissions[request.player_id]
-        return pb.ArrangeResponse(
-            foul=result.foul_reason is not None,
-            foul_reason=result.foul_reason or "",
-            special=result.special.id if result.special else "",
-            round_id=request.round_id,
-            player_id=request.player_id,
-            ready_to_reveal=not result.round.not_ready(),
-            front=submission["front"],
-            middle=submission["middle"],
-            back=submission["back"],
+
+        def present(result: ArrangeResult) -> pb.ArrangeResponse:
+            submission = result.round.submissions[request.player_id]
+            return pb.ArrangeResponse(
+                foul=result.foul_reason is not None,
+                foul_reason=result.foul_reason or "",
+                special=result.special.id if result.special else "",
+                round_id=request.round_id,
+                player_id=request.player_id,
+                ready_to_reveal=not result.round.not_ready(),
+                front=submission["front"],
+                middle=submission["middle"],
+                back=submission["back"],
+            )
+
+        return await self.run.command(
+            self.app.submit(
+                self.app.arrange,
+                request.round_id,
+                request.player_id,
+                front,
+                middle,
+                back,
+                request.special,
+                present=present,
+            )
         )
 
     @rpc
     async def Reveal(
         self, request: pb.RevealRequest, context: Context[pb.RevealRequest, pb.RevealResponse]
     ) -> pb.RevealResponse:
-        result = await self.run(self.app.reveal, request.round_id)
-        return pb.RevealResponse(**mapping.result_fields(result.result), receipt=result.receipt)
+        def present(result: RevealResult) -> tuple[pb.RevealResponse, RevealResult]:
+            return pb.RevealResponse(**mapping.result_fields(result.result)), result
+
+        answer: tuple[pb.RevealResponse, RevealResult] = await self.run.command(
+            self.app.submit(self.app.reveal, request.round_id, present=present)
+        )
+        response, result = answer
+        response.receipt = result.receipt  # known once the reveal is stored
+        return response
 
     @rpc
     async def GetRound(

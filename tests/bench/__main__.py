@@ -1,20 +1,34 @@
-"""``python -m tests.bench``: every benchmark, figures beside their baselines."""
+"""``python -m tests.bench [SECTION ...]``: every benchmark (or only the named sections),
+figures beside their baselines."""
+
+import sys
+from collections.abc import Callable, Iterable
 
 from tests.bench import audit, engine, projections, restart, service, watch
 
+SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
+    "engine": engine.report,
+    "service": service.report,
+    "projections": projections.report,
+    "audit": audit.report,
+    "restart": restart.report,
+    "watch": watch.report,
+}
 
-def main() -> None:
-    for report in (
-        engine.report,
-        service.report,
-        projections.report,
-        audit.report,
-        restart.report,
-        watch.report,
-    ):
-        for line in report():
+
+def main(names: list[str]) -> int:
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:
+        print(
+            f"unknown section {', '.join(unknown)}; the sections are {', '.join(SECTIONS)}",
+            file=sys.stderr,
+        )
+        return 2
+    for name in names or SECTIONS:
+        for line in SECTIONS[name]():
             print(line, flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -1,382 +1,302 @@
-"""Service benchmark: full rounds over gRPC against a trivial echo through the same server.
+"""Service benchmark: full rounds over gRPC against ``grpc.health.v1.Health/Check`` through the
+same server, on SQLite, on PostgreSQL, and on PostgreSQL with two replicas.
 
-The server is ``thirteen serve`` in a subprocess on a temporary SQLite store, so the clients
-and the server do not share a GIL. Sixteen client threads each own one table of four players
-and play whole rounds (Deal, four Arrange from ``domain.suggest``, Reveal) for a fixed time;
-the same threads first drive ``DiagnosticsService.Echo`` through the same server. Every RPC
-counts as a command; latency is measured per call at the client (setup calls are not counted).
-The suggestions (about 2 ms of CPU a hand) run in a helper process: computed in the client
-threads they held the client's GIL and lowered the measured command rate by about 15%.
+Each server is ``thirteen serve`` in a subprocess, so the clients and the server do not share a
+GIL. Sixteen client threads each own one table of four players and play whole rounds (Deal,
+four Arrange, each a non-foul split of the hand worked out in a helper process, Reveal) for a
+fixed time; the same threads first call ``Health/Check`` through the same server(s) as the
+baseline: what the server's gRPC stack costs with nothing behind it. Every RPC counts as a
+command; latency is measured per call at the client (setup calls are not counted). The client
+is in ``tests.bench.load``, the PostgreSQL schema and wait sampling in ``tests.bench.database``.
 
-CPU time is sampled per phase for the server, the client (with its helper) and everything else
-on the machine: a server near 100% of one core is saturated; CPU per call compares the cost of
-a command with that of an echo; other processes above a quarter of a core are flagged, since
-the figures then drop (the machine has two cores).
+Configurations, each on a store of its own:
+
+* SQLite (a file in a temp dir), one process: the ratio of command rate to health check rate,
+  target >= 0.5, and where a command's time goes (CPU per call, server and client).
+* PostgreSQL, one process, in a fresh schema: target ratio >= 0.35.
+* PostgreSQL, two processes on one fresh schema (separate ports); each client thread sends its
+  calls to the two in turn, so every table gets commands through both: target >= 1.5x the one
+  process command rate. On a two-core machine the two servers, the client and PostgreSQL share
+  two cores, so the CPU per process and the sessions' waits on database Locks (sampled from
+  ``pg_stat_activity`` ten times a second) are printed to tell a lack of cores from a lock
+  that serialises the replicas.
+
+CPU time is measured per phase from /proc for each server, the client, its helper, PostgreSQL
+(its own processes and the sessions of the servers under test), and everything else: a server
+near 100% of one core is saturated; other processes above a quarter of a core are flagged,
+since the figures then drop.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import re
 import shutil
-import statistics
-import subprocess
-import sys
 import tempfile
-import threading
-import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
-from domain.cards import DECK, format_cards, parse_cards
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
-from service._generated.thirteen.v1 import (
-    diagnostics_pb2,
-    diagnostics_pb2_grpc,
-    table_pb2,
-    table_pb2_grpc,
-    wallet_pb2,
-    wallet_pb2_grpc,
+from domain.cards import DECK
+from tests.bench import database
+from tests.bench.load import (
+    BUSY,
+    CALL_TIMEOUT,
+    CREDIT,
+    PLAYERS,
+    START_TIMEOUT,
+    TABLES,
+    WARMUP_SECONDS,
+    Phase,
+    Player,
+    ServerProcess,
+    Stubs,
+    arrange,
+    ms,
+    run_phase,
 )
 
-TABLES = 16
-PLAYERS = 4
-WARMUP_SECONDS = 2.0
-ECHO_SECONDS = 10.0
+__all__ = [  # what other benchmarks take from here
+    "CALL_TIMEOUT",
+    "CREDIT",
+    "PLAYERS",
+    "START_TIMEOUT",
+    "ServerProcess",
+    "Stubs",
+    "_ms",
+    "arrange",
+    "report",
+]
+
+_ms = ms
+HEALTH_SECONDS = 10.0
 ROUND_SECONDS = 20.0
-START_TIMEOUT = 30.0
-CALL_TIMEOUT = 30.0
-CREDIT = 10_000_000  # a fixed base stake of 1 never runs a wallet below the seat minimum
-TARGET_RATIO = 0.5
-BUSY = 0.25  # other processes above this share of a core make the figures unreliable
-
-_SERVING = re.compile(r"serving gRPC on \S+:(\d+)")
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-class ServerProcess:
-    """``thirteen serve`` on a free port; stderr is drained so the pipe never fills. ``program``
-    replaces the command before ``serve`` (e.g. a profiling wrapper)."""
-
-    def __init__(self, data: Path, program: Sequence[str] = ()) -> None:
-        script = Path(sys.executable).with_name("thirteen")
-        command = list(program) or (
-            [str(script)] if script.exists() else [sys.executable, "-m", "service.tools.cli"]
-        )
-        command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
-        command += ["--log-level", "warning"]
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "THIRTEEN_STORE": "sqlite"},
-        )
-        self.stderr: list[str] = []
-        self._port: int | None = None
-        self._seen = threading.Event()
-        threading.Thread(target=self._drain, daemon=True).start()
-        if not self._seen.wait(START_TIMEOUT) or self._port is None:
-            self.stop()
-            raise RuntimeError("thirteen serve did not start:\n" + "".join(self.stderr[-20:]))
-        self.address = f"127.0.0.1:{self._port}"
-
-    def _drain(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr.append(line)
-            found = _SERVING.search(line)
-            if found and self._port is None:
-                self._port = int(found.group(1))
-                self._seen.set()
-        self._seen.set()  # exited before serving
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time of the server process so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICK
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()  # SIGTERM: the graceful shutdown
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def _machine_busy_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (all cores), from /proc/stat."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return (sum(fields[:8]) - idle) / _TICK
+TARGET_RATIO = 0.5  # SQLite, one process: commands/s over health checks/s
+TARGET_RATIO_POSTGRES = 0.35  # PostgreSQL, one process
+TARGET_P99_MS = 50.0
+TARGET_SCALE = 1.5  # PostgreSQL: two processes' commands/s over one process's
+CORES = os.cpu_count() or 1
 
 
 @dataclass
-class Stubs:
-    wallets: wallet_pb2_grpc.WalletServiceStub
-    tables: table_pb2_grpc.TableServiceStub
-    diagnostics: diagnostics_pb2_grpc.DiagnosticsServiceStub
-
-    @classmethod
-    def on(cls, channel: grpc.Channel) -> Stubs:
-        return cls(
-            wallet_pb2_grpc.WalletServiceStub(channel),
-            table_pb2_grpc.TableServiceStub(channel),
-            diagnostics_pb2_grpc.DiagnosticsServiceStub(channel),
-        )
-
-
-@dataclass
-class Tally:
-    """What one client thread did in the measured window."""
-
-    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    rounds: int = 0
-    fouls: int = 0
-    started: float = 0.0
-    ended: float = 0.0
-
-    def timed(self, kind: str, call: Callable[..., object], request: object) -> object:
-        start = time.perf_counter()
-        response = call(request, timeout=CALL_TIMEOUT)
-        self.latencies[kind].append(time.perf_counter() - start)
-        return response
-
-
-def arrange(cards: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
-    """``domain.suggest``'s arrangement of a hand (never a foul), as card strings."""
-    arrangement = suggest(parse_cards(cards), STANDARD).arrangement
-    return (
-        format_cards(arrangement.front),
-        format_cards(arrangement.middle),
-        format_cards(arrangement.back),
-    )
-
-
-def _process_cpu() -> float:
-    return time.process_time()
-
-
-class Player:
-    """One table with four seated players, played round after round. The suggestions run in
-    ``helper`` (a process of their own) so that they do not hold the client's GIL."""
-
-    def __init__(self, stubs: Stubs, index: int, helper: Executor) -> None:
-        self.stubs = stubs
-        self.helper = helper
-        self.table_id = f"bench-{index}"
-        self.players = [f"bench-{index}-{p}" for p in range(PLAYERS)]
-        self.dealt = 0
-
-    def setup(self) -> None:
-        for p in self.players:
-            self.stubs.wallets.Credit(
-                wallet_pb2.CreditRequest(player_id=p, amount=CREDIT, transfer_id=f"credit-{p}"),
-                timeout=CALL_TIMEOUT,
-            )
-        self.stubs.tables.OpenTable(
-            table_pb2.OpenTableRequest(
-                table_id=self.table_id,
-                request_id=f"open-{self.table_id}",
-                ruleset_parameters=table_pb2.RulesetParameters(stake_policy="fixed", base_stake=1),
-            ),
-            timeout=CALL_TIMEOUT,
-        )
-        for p in self.players:
-            self.stubs.tables.SitDown(
-                table_pb2.SitDownRequest(table_id=self.table_id, player_id=p),
-                timeout=CALL_TIMEOUT,
-            )
-
-    def round(self, tally: Tally) -> None:
-        tables = self.stubs.tables
-        self.dealt += 1
-        request = table_pb2.DealRequest(
-            table_id=self.table_id, client_seed=f"seed-{self.dealt}", request_id=f"d{self.dealt}"
-        )
-        dealt = tally.timed("Deal", tables.Deal, request)
-        assert isinstance(dealt, table_pb2.DealResponse)
-        piles = self.helper.map(arrange, [list(hand.cards) for hand in dealt.hands])
-        for hand, (front, middle, back) in zip(dealt.hands, piles, strict=True):
-            submit = table_pb2.ArrangeRequest(
-                round_id=dealt.round_id,
-                player_id=hand.player_id,
-                front=front,
-                middle=middle,
-                back=back,
-            )
-            answer = tally.timed("Arrange", tables.Arrange, submit)
-            assert isinstance(answer, table_pb2.ArrangeResponse)
-            tally.fouls += answer.foul
-        tally.timed("Reveal", tables.Reveal, table_pb2.RevealRequest(round_id=dealt.round_id))
-        tally.rounds += 1
-
-    def echo(self, tally: Tally) -> None:
-        request = diagnostics_pb2.EchoRequest(message=self.table_id)
-        tally.timed("Echo", self.stubs.diagnostics.Echo, request)
-
-
-@dataclass
-class Phase:
-    calls: int
-    rounds: int
-    fouls: int
-    seconds: float
-    latencies: dict[str, list[float]]
-    server_cpu: float  # CPU seconds used by the server process in the window
-    client_cpu: float  # the client process and its suggestion helper
-    other_cpu: float  # CPU seconds used by everything else on the machine meanwhile
+class Run:
+    health: Phase
+    rounds: Phase
 
     @property
-    def every(self) -> list[float]:
-        return [x for samples in self.latencies.values() for x in samples]
-
-    def rate(self, count: int) -> float:
-        return count / self.seconds
+    def ratio(self) -> float:
+        return self.rounds.rate(self.rounds.calls) / self.health.rate(self.health.calls)
 
 
-def _run_phase(
-    server: ServerProcess,
-    players: list[Player],
-    step: Callable[[Player, Tally], None],
-    duration: float,
-    helper: Executor,
-) -> Phase:
-    """Warm up, then run ``step`` on every player's thread for ``duration`` seconds."""
-    barrier = threading.Barrier(len(players) + 1)
-    tallies = [Tally() for _ in players]
-    errors: list[BaseException] = []
-
-    def work(player: Player, tally: Tally) -> None:
-        try:
-            warm_until = time.perf_counter() + WARMUP_SECONDS
-            while time.perf_counter() < warm_until:
-                step(player, Tally())
-        except BaseException as error:
-            errors.append(error)
-        barrier.wait()
-        if errors:
-            return
-        try:
-            tally.started = time.perf_counter()
-            stop = tally.started + duration
-            while time.perf_counter() < stop:
-                step(player, tally)
-            tally.ended = time.perf_counter()
-        except BaseException as error:
-            errors.append(error)
-
-    threads = [
-        threading.Thread(target=work, args=(p, t), daemon=True)
-        for p, t in zip(players, tallies, strict=True)
-    ]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    server_before, machine_before = server.cpu_seconds(), _machine_busy_seconds()
-    client_before = time.process_time() + helper.submit(_process_cpu).result()
-    for thread in threads:
-        thread.join()
-    server_cpu = server.cpu_seconds() - server_before
-    client_cpu = time.process_time() + helper.submit(_process_cpu).result() - client_before
-    other_cpu = _machine_busy_seconds() - machine_before - server_cpu - client_cpu
-    if errors:
-        raise RuntimeError(f"a client call failed: {errors[0]!r}") from errors[0]
-    latencies: dict[str, list[float]] = defaultdict(list)
-    for tally in tallies:
-        for kind, samples in tally.latencies.items():
-            latencies[kind] += samples
-    return Phase(
-        calls=sum(len(s) for s in latencies.values()),
-        rounds=sum(t.rounds for t in tallies),
-        fouls=sum(t.fouls for t in tallies),
-        seconds=max(t.ended for t in tallies) - min(t.started for t in tallies),
-        latencies=latencies,
-        server_cpu=server_cpu,
-        client_cpu=client_cpu,
-        other_cpu=max(0.0, other_cpu),
-    )
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
 
 
-def _ms(samples: list[float], q: float) -> float:
-    if q == 0.5:
-        return statistics.median(samples) * 1e3
-    return sorted(samples)[int(q * (len(samples) - 1))] * 1e3
+def _start(count: int, data: Path, env: Mapping[str, str]) -> list[ServerProcess]:
+    """``count`` servers started at once (replicas on a fresh schema race at start-up)."""
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(ServerProcess, data / str(i), (), env) for i in range(count)]
+    started = [f.result() for f in futures if f.exception() is None]
+    failed = [f.exception() for f in futures if f.exception() is not None]
+    if failed:
+        for server in started:
+            server.stop()
+        raise failed[0]  # type: ignore[misc]
+    return started
 
 
 def _cpu(phase: Phase) -> str:
-    busy = phase.other_cpu / phase.seconds
+    cpu, seconds = phase.cpu, phase.seconds
+    names = ["server"] if len(cpu.servers) == 1 else [f"server {c}" for c in "ABCDEFGH"]
+    busy = cpu.other / seconds
     return (
-        f"    CPU  server {phase.server_cpu / phase.seconds:4.0%} of a core "
-        f"({phase.server_cpu / phase.calls * 1e6:,.0f} us per call)   "
-        f"client {phase.client_cpu / phase.seconds:4.0%}   other processes {busy:4.0%}"
-        + ("   (the machine was busy: figures are low)" if busy > BUSY else "")
+        "    CPU  "
+        + "   ".join(f"{n} {c / seconds:4.0%}" for n, c in zip(names, cpu.servers, strict=False))
+        + f" of a core ({phase.server_cpu / phase.calls * 1e6:,.0f} us per call)   "
+        f"client {cpu.client / seconds:4.0%}   helper {cpu.helper / seconds:4.0%}   "
+        + (f"PostgreSQL {cpu.postgres / seconds:4.0%}   " if phase.sampled is not None else "")
+        + f"other {busy:4.0%}   in all {cpu.machine / seconds:.2f} of {CORES} cores "
+        f"({cpu.machine / seconds / CORES:.0%})"
+        + (
+            f"   (the machine was busy: figures are low; most of it {cpu.busiest[0]!r} "
+            f"{cpu.busiest[1] / seconds:.0%})"
+            if busy > BUSY
+            else ""
+        )
     )
 
 
-def report() -> Iterator[str]:
-    """The figures, line by line as they are measured (about 40 s)."""
-    data = Path(tempfile.mkdtemp(prefix="thirteen-bench-"))
+def _health_line(phase: Phase) -> str:
+    samples = phase.every
+    return (
+        f"  health (grpc.health.v1.Health/Check)   calls/s {phase.rate(phase.calls):>7,.0f}   "
+        f"p50 {ms(samples, 0.5):6.2f} ms   p99 {ms(samples, 0.99):6.2f} ms   "
+        f"over {phase.seconds:.0f} s"
+    )
+
+
+def _rounds_lines(phase: Phase) -> Iterator[str]:
+    samples = phase.every
     yield (
-        f"service over gRPC (server: `thirteen serve` subprocess, SQLite file in a temp dir; "
-        f"clients: {TABLES} threads, sync grpc, one channel, suggestions in a helper process; "
-        f"{os.cpu_count()} cores)"
+        f"  full rounds ({TABLES} tables x {PLAYERS} players)  commands/s "
+        f"{phase.rate(phase.calls):>7,.0f}   "
+        f"p50 {ms(samples, 0.5):6.2f} ms   p99 {ms(samples, 0.99):6.2f} ms   "
+        f"over {phase.seconds:.0f} s   rounds/s {phase.rate(phase.rounds):5.1f}"
     )
-    helper = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-    helper.submit(arrange, [str(c) for c in DECK[:13]]).result()  # before any channel exists
-    server = ServerProcess(data)
-    channel = grpc.insecure_channel(server.address)
+    yield (
+        "    "
+        + "   ".join(
+            f"{kind} p50 {ms(phase.latencies[kind], 0.5):6.2f} ms "
+            f"p99 {ms(phase.latencies[kind], 0.99):6.2f} ms"
+            for kind in ("Deal", "Arrange", "Reveal")
+        )
+        + f"   fouls {phase.fouls}"
+    )
+
+
+def _per_call(run: Run) -> str:
+    """Where a command's time goes: CPU per call, command against health check."""
+    health, rounds = run.health, run.rounds
+    server = rounds.server_cpu / rounds.calls * 1e6
+    server_health = health.server_cpu / health.calls * 1e6
+    line = (
+        f"    per call  server CPU {server:,.0f} us per command vs {server_health:,.0f} us per "
+        f"health check (+{server - server_health:,.0f} us of the command's own work)   "
+        f"client CPU {rounds.cpu.client / rounds.calls * 1e6:,.0f} us per command (and "
+        f"{rounds.cpu.helper / rounds.calls * 1e6:,.0f} us of arranging in the helper) vs "
+        f"{health.cpu.client / health.calls * 1e6:,.0f} us per health check"
+    )
+    if rounds.sampled is not None:
+        line += f"   PostgreSQL CPU {rounds.cpu.postgres / rounds.calls * 1e6:,.0f} us per command"
+    return line
+
+
+def _waits(phase: Phase, sampler: database.WaitSampler) -> str:
+    waits = phase.sampled
+    assert isinstance(waits, database.Waits)
+    if sampler.error is not None or not waits.samples:
+        return f"    PostgreSQL waits: not sampled ({sampler.error!r})"
+    on = ", ".join(f"{what} {waits.share(n):.0%}" for what, n in waits.on.most_common(4))
+    doing = ", ".join(f"{what} {waits.share(n):.0%}" for what, n in waits.doing.most_common(4))
+    return (
+        f"    PostgreSQL sessions of the schema ({waits.samples} samples over the rounds): "
+        f"{waits.sessions / waits.samples:.1f} open, {waits.busy / waits.samples:.1f} busy on "
+        f"average; some session waiting on a Lock in {waits.any_locked / waits.samples:.0%} of "
+        f"samples; of the busy sessions' samples {waits.share(waits.locked):.0%} wait on a "
+        f"Lock{f' ({on})' if on else ''}, the rest: {doing or '-'}"
+    )
+
+
+def _configuration(
+    title: str,
+    count: int,
+    data: Path,
+    env: Mapping[str, str],
+    helper: Executor,
+    application: str | None = None,
+) -> Generator[str, None, Run]:
+    """Health checks, then full rounds, through ``count`` servers on one store; on PostgreSQL
+    the sessions named ``application`` are sampled in each phase."""
+    yield title
+    servers = _start(count, data, env)
+    channels = [grpc.insecure_channel(server.address) for server in servers]
     try:
-        health = health_pb2_grpc.HealthStub(channel)
-        answer = health.Check(health_pb2.HealthCheckRequest(), timeout=START_TIMEOUT)
-        assert answer.status == health_pb2.HealthCheckResponse.SERVING
-        stubs = Stubs.on(channel)
+        stubs = [Stubs.on(channel) for channel in channels]
+        for each in stubs:
+            answer = each.health.Check(health_pb2.HealthCheckRequest(), timeout=START_TIMEOUT)
+            assert answer.status == health_pb2.HealthCheckResponse.SERVING
         players = [Player(stubs, i, helper) for i in range(TABLES)]
         with ThreadPoolExecutor(TABLES) as pool:
             list(pool.map(Player.setup, players))
 
-        echo = _run_phase(server, players, Player.echo, ECHO_SECONDS, helper)
-        samples = echo.every
-        yield (
-            f"  echo (DiagnosticsService.Echo)        calls/s {echo.rate(echo.calls):>7,.0f}   "
-            f"p50 {_ms(samples, 0.5):6.2f} ms   p99 {_ms(samples, 0.99):6.2f} ms   "
-            f"over {echo.seconds:.0f} s"
-        )
-        yield _cpu(echo)
-
-        rounds = _run_phase(server, players, Player.round, ROUND_SECONDS, helper)
-        samples = rounds.every
-        yield (
-            f"  full rounds ({TABLES} tables x {PLAYERS} players)  commands/s "
-            f"{rounds.rate(rounds.calls):>7,.0f}   "
-            f"p50 {_ms(samples, 0.5):6.2f} ms   p99 {_ms(samples, 0.99):6.2f} ms   "
-            f"over {rounds.seconds:.0f} s   rounds/s {rounds.rate(rounds.rounds):5.1f}"
-        )
-        yield (
-            "    "
-            + "   ".join(
-                f"{kind} p50 {_ms(rounds.latencies[kind], 0.5):6.2f} ms "
-                f"p99 {_ms(rounds.latencies[kind], 0.99):6.2f} ms"
-                for kind in ("Deal", "Arrange", "Reveal")
-            )
-            + f"   fouls {rounds.fouls}"
-        )
+        sampler = database.WaitSampler(application) if application else None
+        health = run_phase(servers, players, Player.health, HEALTH_SECONDS, helper, sampler)
+        yield _health_line(health)
+        yield _cpu(health)
+        sampler = database.WaitSampler(application) if application else None
+        rounds = run_phase(servers, players, Player.round, ROUND_SECONDS, helper, sampler)
+        yield from _rounds_lines(rounds)
         yield _cpu(rounds)
-        ratio = rounds.rate(rounds.calls) / echo.rate(echo.calls)
-        yield (f"  commands/s / echo calls/s  {ratio:5.1%}   (target >= {TARGET_RATIO:.0%})")
+        if sampler is not None:
+            yield _waits(rounds, sampler)
+        run = Run(health, rounds)
+        yield _per_call(run)
+        return run
     finally:
-        channel.close()
-        server.stop()
+        for channel in channels:
+            channel.close()
+        for server in servers:
+            server.stop()
+
+
+def _targets(run: Run, ratio: float | None) -> str:
+    p99 = ms(run.rounds.every, 0.99)
+    text = f"  commands/s / health calls/s  {run.ratio:5.1%}"
+    if ratio is not None:
+        text += f"   (target >= {ratio:.0%}: {_verdict(run.ratio >= ratio)})"
+    return (
+        text + f"   command p99 {p99:.1f} ms (target <= {TARGET_P99_MS:.0f} ms: "
+        f"{_verdict(p99 <= TARGET_P99_MS)})"
+    )
+
+
+def report() -> Iterator[str]:
+    """The figures, line by line as they are measured (about 2 to 3 minutes)."""
+    data = Path(tempfile.mkdtemp(prefix="thirteen-bench-"))
+    yield (
+        f"service over gRPC (servers: `thirteen serve` subprocesses; clients: {TABLES} threads, "
+        f"a table of {PLAYERS} players each, sync grpc, one channel per server, arrangements in "
+        f"a helper process; warm-up {WARMUP_SECONDS:.0f} s, health {HEALTH_SECONDS:.0f} s, "
+        f"rounds {ROUND_SECONDS:.0f} s; {CORES} cores)"
+    )
+    helper = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    helper.submit(arrange, [str(c) for c in DECK[:13]]).result()  # before any channel exists
+    try:
+        sqlite = yield from _configuration(
+            " SQLite (a file in a temp dir), 1 process",
+            1,
+            data / "sqlite",
+            {"THIRTEEN_STORE": "sqlite"},
+            helper,
+        )
+        yield _targets(sqlite, TARGET_RATIO)
+
+        reason = database.unreachable()
+        if reason is not None:
+            yield f" PostgreSQL figures skipped: {reason}"
+            return
+        with database.fresh_schema() as env:
+            one = yield from _configuration(
+                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 1 process",
+                1,
+                data / "pg1",
+                env,
+                helper,
+                env["PGAPPNAME"],
+            )
+        yield _targets(one, TARGET_RATIO_POSTGRES)
+        with database.fresh_schema() as env:
+            two = yield from _configuration(
+                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 2 processes on the schema; "
+                "each client thread calls them in turn, call by call",
+                2,
+                data / "pg2",
+                env,
+                helper,
+                env["PGAPPNAME"],
+            )
+        yield _targets(two, None)
+        scale = two.rounds.rate(two.rounds.calls) / one.rounds.rate(one.rounds.calls)
+        health_scale = two.health.rate(two.health.calls) / one.health.rate(one.health.calls)
+        yield (
+            f"  commands/s 2 processes / 1 process  {scale:4.2f}x   (target >= "
+            f"{TARGET_SCALE:.1f}x: {_verdict(scale >= TARGET_SCALE)})   health calls/s "
+            f"2 processes / 1 process {health_scale:4.2f}x"
+        )
+    finally:
         helper.shutdown()
         shutil.rmtree(data, ignore_errors=True)
