@@ -258,9 +258,18 @@ _FRONT_KEY_LENGTH = {Category.THREE_OF_A_KIND: 1, Category.PAIR: 2, Category.HIG
 def describe_against(value: int, other: int, *, front: bool = False) -> str:
     """``describe``, plus every deciding rank when the short words would read the same for
     both piles: ``high card, J-high (J 9 4)`` against ``high card, J-high (J 8 7)``."""
-    text = describe(value)
-    if value == other or text != describe(other):
-        return text
+    return describe_both(value, other, front=front)[0]
+
+
+def describe_both(a: int, b: int, *, front: bool = False) -> tuple[str, str]:
+    """``describe_against`` of two piles, each against the other, describing each once."""
+    words_a, words_b = describe(a), describe(b)
+    if a == b or words_a != words_b:
+        return words_a, words_b
+    return _with_kickers(words_a, a, front), _with_kickers(words_b, b, front)
+
+
+def _with_kickers(text: str, value: int, front: bool) -> str:
     category = category_of(value)
     ranks = tie_ranks(value)
     if front:

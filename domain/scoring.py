@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from domain.arrangement import PILE_NAMES, foul_reason
-from domain.hands import category_of, describe, describe_against
+from domain.hands import category_of, describe, describe_both
 from domain.play import Play
 from domain.ruleset import Ruleset
 from domain.specials import Special
@@ -174,8 +174,7 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
     won, lost, sentences = 0, 0, []
     for k, (vx, vy) in enumerate(zip(x.values, y.values, strict=True)):  # R6.1
         pile = PILE_NAMES[k]
-        front = pile == "front"
-        words = describe_against(vx, vy, front=front), describe_against(vy, vx, front=front)
+        words = describe_both(vx, vy, front=pile == "front")
         if vx > vy:
             worth = ruleset.pile_worth(k, category_of(vx))
             won += worth
@@ -188,7 +187,7 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
             sentences.append(_beats(y.name, x.name, pile, words[::-1], worth))
         else:
             piles.append(PileScore(0, 0, *words))
-            sentences.append(f"{x.name}'s {pile} ties {y.name}'s ({describe(vx)})")
+            sentences.append(f"{x.name}'s {pile} ties {y.name}'s ({words[0]})")
     points, scooper = won - lost, None
     results = [p.result for p in piles]
     wins, losses = results.count(1), results.count(-1)

@@ -114,8 +114,8 @@ class Writer:
         self.fastforward = fastforward
         self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
         self.batch: Batch | None = None
-        self.batches = 0  # committed transactions, for tests and benchmarks
-        self.commands = 0
+        self.batches = 0  # transactions committed, for tests and benchmarks
+        self.commands = 0  # commands run in them (refused ones too)
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._ident = -1
@@ -267,8 +267,8 @@ class Writer:
             lost = False
         else:
             lost = False
-            self.batches += 1
             self.commands += len(jobs)
+            self.batches += bool(batch.events)
         finally:
             self.batch = None
         if lost:
