@@ -5,7 +5,9 @@ that commits the commands waiting together, every commit chained for tamper evid
 
 from __future__ import annotations
 
+import bisect
 import functools
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -13,9 +15,12 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
+from eventsourcing.utils import get_topic
 
 from service.chaining import ChainHeads, ChainingMapper
 from service.writer import Present, Saved, Writer
+
+RECENT = 1024  # events of the latest commits kept for the log's readers
 
 
 class EventLogApplication(Application[UUID]):
@@ -30,6 +35,9 @@ class EventLogApplication(Application[UUID]):
         # date on each batch's first load; a SQLite store has this one writing process.
         postgres = self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres"
         self.writer = Writer(self, fastforward=postgres)
+        # What this process committed last, with positions: readers that follow the log (the
+        # follower, the projector) take them from here instead of reading and decoding again.
+        self.recent: deque[tuple[int, Any]] = deque(maxlen=RECENT)
 
     def construct_mapper(self) -> Mapper[UUID]:
         transcoder = self.construct_transcoder()
@@ -57,6 +65,8 @@ class EventLogApplication(Application[UUID]):
         """Store ``events`` in one transaction, each linked to the one before it in its stream
         (``domain.chain``) as it is encoded, and tell the listeners."""
         recordings = self.heads.commit(events, functools.partial(self.events.put, events))
+        if not self.writer.fastforward:  # this process is the store's only writer
+            self.recent.extend((r.notification.id, r.domain_event) for r in recordings)
         for listener in self.listeners:
             listener(recordings)
         return recordings
@@ -83,8 +93,28 @@ class EventLogApplication(Application[UUID]):
         """Stored events after a position in the log, with their positions. With ``topics``,
         only events of those topics are decoded; the others come as ``None`` so that a reader
         still advances past them."""
+        fed = self._from_recent(position, limit, topics)
+        if fed is not None:
+            return fed
         notifications = self.recorder.select_notifications(start=position + 1, limit=limit)
         return [
             (n.id, self.mapper.to_domain_event(n) if topics is None or n.topic in topics else None)
             for n in notifications
+        ]
+
+    def _from_recent(
+        self, position: int, limit: int, topics: Collection[str] | None
+    ) -> list[tuple[int, Any]] | None:
+        """The events after ``position`` from this process's recent commits, when it is the
+        store's only writer and ``position`` is one of them (then nothing can lie between);
+        None when the log must be read."""
+        recent = list(self.recent)  # a snapshot: the writer appends meanwhile
+        if not recent or not recent[0][0] <= position <= recent[-1][0]:
+            return None
+        start = bisect.bisect_left(recent, position, key=lambda entry: entry[0])
+        if recent[start][0] != position:
+            return None
+        return [
+            (p, event if topics is None or get_topic(type(event)) in topics else None)
+            for p, event in recent[start + 1 : start + 1 + limit]
         ]
