@@ -381,7 +381,11 @@ class Thirteen(EventLogApplication):
         return RevealResult(round_, round_result(round_), saved)
 
     def _stored_reveal(self, round_: Round) -> Saved:
-        """A reveal as stored: the round's head at its stored version, the log's position."""
+        """A reveal as stored: the round's head at its stored version, the log's position; or,
+        revealed by an earlier command of this batch, that reveal's save."""
+        staged = self.writer.staged(round_.id)
+        if staged is not None:
+            return staged
         head = self.chain_head(round_.id, round_.version)
         return Saved.stored(self.max_position(), round_.id, head)
 

@@ -208,6 +208,16 @@ class Writer:
         batch.events += events
         return saved
 
+    def staged(self, stream: UUID) -> Saved | None:
+        """The latest save of this batch with events of ``stream``: an earlier command of the
+        batch changed it, and what it answered is known once the batch commits."""
+        batch = self.batch
+        assert batch is not None, "staged outside a command"
+        for saved, _ in reversed(batch.saves):
+            if any(event.originator_id == stream for event in saved.events):
+                return saved
+        return None
+
     def _stored(self, aggregate_id: UUID) -> Aggregate | None:
         found: Aggregate | None = project_aggregate(None, self.app.events.get(aggregate_id))
         return found
