@@ -122,8 +122,8 @@ def _cpu(phase: Phase) -> str:
         + f"other {busy:4.0%}   in all {cpu.machine / seconds:.2f} of {CORES} cores "
         f"({cpu.machine / seconds / CORES:.0%})"
         + (
-            f"   (the machine was busy: figures are low; most of it {cpu.busiest[0]!r} "
-            f"{cpu.busiest[1] / seconds:.0%})"
+            f"   (the machine was busy: figures are low; busiest other process "
+            f"{cpu.busiest[0]!r} {cpu.busiest[1] / seconds:.0%})"
             if busy > BUSY
             else ""
         )
