@@ -71,6 +71,23 @@ class EventLogApplication(Application[UUID]):
             listener(recordings)
         return recordings
 
+    def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
+        """Position, stream and version of the events stored after ``position`` (PostgreSQL:
+        what the other replicas wrote meanwhile), oldest first, at most ``limit``."""
+        from psycopg.sql import SQL, Identifier
+
+        recorder: Any = self.recorder
+        query = SQL(
+            "SELECT notification_id, originator_id, originator_version FROM {}.{} "
+            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
+        ).format(Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name))
+        with recorder.datastore.transaction(commit=False) as cursor:
+            cursor.execute(query, (position, limit))
+            return [
+                (row["notification_id"], row["originator_id"], row["originator_version"])
+                for row in cursor.fetchall()
+            ]
+
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""
         return self.heads.head(aggregate_id, version)

@@ -9,9 +9,9 @@ one transaction. Each caller is answered once its batch is durable.
   short, growing pause (at most ``RETRIES`` times), so the writer never sleeps.
 - Commands see the batch's earlier commands (a transfer id used twice in one batch, an arrange
   and the reveal of one round) because they load the same in-memory aggregates.
-- Loads are not copied: the writer owns its aggregates. On PostgreSQL they are brought up to date
-  from the store on their first load in a batch (other replicas write too); a SQLite store has
-  one writing process, so its aggregates are always current.
+- Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first forgets
+  the aggregates other replicas changed since the last batch (one query), so they are loaded
+  afresh; a SQLite store has one writing process, so its aggregates are always current.
 - A result is read on the writer thread right after its command (``present``), before a later
   command can change the aggregates it holds, and handed over once the batch is durable; what
   only the commit knows (a log position, a chain hash) is read from its ``Saved`` then.
@@ -48,6 +48,7 @@ log = structlog.get_logger("thirteen.writer")
 RETRIES = 10
 MAX_BATCH = 64  # commands per transaction: enough to share one commit among all callers
 LIVE_SIZE = 5000  # aggregates the writer keeps in memory
+CATCH_UP = 1000  # other replicas' events looked at per batch before the writer starts afresh
 
 
 class Present(Protocol):
@@ -121,6 +122,7 @@ class Writer:
         self._ident = -1
         self._start = threading.Lock()
         self._stopped = False
+        self._seen = -1  # with ``fastforward``: the log position this writer has looked at
 
     # Callers -----------------------------------------------------------------------------
 
@@ -164,6 +166,8 @@ class Writer:
 
                 def main() -> None:
                     self._ident = threading.get_ident()
+                    if self.fastforward:
+                        self._seen = self.app.max_position()  # nothing is held yet
                     ready.set()
                     self._run()
 
@@ -185,10 +189,6 @@ class Writer:
             found = self.live.get(aggregate_id)
         except KeyError:
             found = self._stored(aggregate_id)
-        else:
-            if self.fastforward:  # another replica may have moved it on
-                newer = self.app.events.get(aggregate_id, gt=found.version)
-                found = project_aggregate(found, newer)
         if found is None:
             return None
         batch.touched[aggregate_id] = found
@@ -248,11 +248,32 @@ class Writer:
                     if not j.future.done():
                         j.future.set_exception(error)
 
+    def _catch_up(self) -> None:
+        """Forget the aggregates other replicas changed since the last look: one query a batch,
+        so no command answers from a stale aggregate (PostgreSQL's recorder commits events in
+        position order: it locks the table, so nothing appears later below a seen position)."""
+        changed = self.app.changed_since(self._seen, CATCH_UP)
+        if len(changed) == CATCH_UP:  # far behind: start afresh
+            self.live.clear()
+            self._seen = self.app.max_position()
+            return
+        for _, stream, version in changed:
+            try:
+                held = self.live.get(stream)
+            except KeyError:
+                continue
+            if held.version < version:  # another replica's event, not one of ours
+                self._evict(stream)
+        if changed:
+            self._seen = changed[-1][0]
+
     def _batch(self, jobs: list[Job]) -> None:
         jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
         batch = self.batch = Batch()
         outcomes: list[tuple[Job, Any, Exception | None]] = []
         try:
+            if self.fastforward:
+                self._catch_up()
             for job in jobs:
                 mark = (len(batch.events), len(batch.saves))
                 try:
