@@ -9,9 +9,10 @@ one transaction. Each caller is answered once its batch is durable.
   short, growing pause (at most ``RETRIES`` times), so the writer never sleeps.
 - Commands see the batch's earlier commands (a transfer id used twice in one batch, an arrange
   and the reveal of one round) because they load the same in-memory aggregates.
-- Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first forgets
-  the aggregates other replicas changed since the last batch (one query), so they are loaded
-  afresh; a SQLite store has one writing process, so its aggregates are always current.
+- Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first looks at
+  what other replicas stored since the last batch (one query), and the aggregates they changed
+  read just their new events when next loaded; a SQLite store has one writing process, so its
+  aggregates are always current.
 - A result is read on the writer thread right after its command (``present``), before a later
   command can change the aggregates it holds, and handed over once the batch is durable; what
   only the commit knows (a log position, a chain hash) is read from its ``Saved`` then.
@@ -123,6 +124,7 @@ class Writer:
         self._start = threading.Lock()
         self._stopped = False
         self._seen = -1  # with ``fastforward``: the log position this writer has looked at
+        self._behind: set[UUID] = set()  # held aggregates another replica has added to
 
     # Callers -----------------------------------------------------------------------------
 
@@ -189,6 +191,15 @@ class Writer:
             found = self.live.get(aggregate_id)
         except KeyError:
             found = self._stored(aggregate_id)
+        else:
+            if aggregate_id in self._behind:  # another replica added to it: read just that
+                self._behind.discard(aggregate_id)
+                try:
+                    newer = self.app.events.get(aggregate_id, gt=found.version)
+                    found = project_aggregate(found, newer)
+                except BaseException:
+                    self._evict(aggregate_id)
+                    raise
         if found is None:
             return None
         batch.touched[aggregate_id] = found
@@ -249,12 +260,14 @@ class Writer:
                         j.future.set_exception(error)
 
     def _catch_up(self) -> None:
-        """Forget the aggregates other replicas changed since the last look: one query a batch,
-        so no command answers from a stale aggregate (PostgreSQL's recorder commits events in
-        position order: it locks the table, so nothing appears later below a seen position)."""
+        """Mark the aggregates other replicas changed since the last look (one query a batch):
+        their next load reads their new events, so no command answers from a stale aggregate.
+        (PostgreSQL's recorder locks the table to insert, so events become visible in position
+        order: none can appear later below a position already seen.)"""
         changed = self.app.changed_since(self._seen, CATCH_UP)
         if len(changed) == CATCH_UP:  # far behind: start afresh
-            self.live.clear()
+            self.live = LRUCache(maxsize=LIVE_SIZE)
+            self._behind.clear()
             self._seen = self.app.max_position()
             return
         for _, stream, version in changed:
@@ -263,7 +276,7 @@ class Writer:
             except KeyError:
                 continue
             if held.version < version:  # another replica's event, not one of ours
-                self._evict(stream)
+                self._behind.add(stream)
         if changed:
             self._seen = changed[-1][0]
 
@@ -347,6 +360,7 @@ class Writer:
             self._evict(aggregate_id)
 
     def _evict(self, aggregate_id: UUID) -> None:
+        self._behind.discard(aggregate_id)
         with contextlib.suppress(KeyError):
             self.live.get(aggregate_id, evict=True)
 
