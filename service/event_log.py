@@ -8,9 +8,9 @@ from __future__ import annotations
 import bisect
 import functools
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import Application
@@ -20,6 +20,8 @@ from eventsourcing.utils import get_topic
 from service.chaining import ChainHeads, ChainingMapper
 from service.writer import Present, Saved, Writer
 
+R = TypeVar("R")
+T = TypeVar("T")
 RECENT = 1024  # events of the latest commits kept for the log's readers
 
 
@@ -50,6 +52,13 @@ class EventLogApplication(Application[UUID]):
         """Queue ``command(*args)`` for the writer; a future of ``present(result)``, set once
         the command's events are durable (``service.writer``)."""
         return self.writer.submit(functools.partial(command, *args), present)
+
+    def perform(
+        self, command: Callable[..., R], *args: Any, present: Callable[[R], T]
+    ) -> Awaitable[T]:
+        """``submit`` for a coroutine: awaits ``present(result)`` without holding a thread."""
+        done: Awaitable[T] = self.writer.perform(functools.partial(command, *args), present)
+        return done
 
     def save(self, *objs: Any, **kwargs: Any) -> Saved:  # type: ignore[override]
         """Inside a command: stage the new events of ``objs`` for the batch's one transaction.

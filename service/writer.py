@@ -20,6 +20,7 @@ one transaction. Each caller is answered once its batch is durable.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import copy
@@ -27,8 +28,8 @@ import functools
 import queue
 import random
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
@@ -39,7 +40,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Recording
 
 from domain.chain import CHAIN
-from service.errors import Conflict
+from service.errors import Conflict, Unavailable
 
 if TYPE_CHECKING:
     from service.event_log import EventLogApplication
@@ -91,11 +92,61 @@ class Saved:
         raise KeyError(stream)
 
 
+class Answer(Protocol):
+    """Where a command's outcome goes: ``done`` says the caller gave up before it ran."""
+
+    def done(self) -> bool: ...
+
+    def give(self, value: Any, error: BaseException | None) -> None: ...
+
+
+class ThreadAnswer:
+    """For a caller on another thread: a ``concurrent.futures.Future``."""
+
+    def __init__(self) -> None:
+        self.future: Future[Any] = Future()
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def give(self, value: Any, error: BaseException | None) -> None:
+        with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
+            if error is None:
+                self.future.set_result(value)
+            else:
+                self.future.set_exception(error)
+
+
+class LoopAnswer:
+    """For a coroutine: an asyncio future, settled on its loop. The writer hands over all of a
+    batch's answers for one loop in one call (``Writer._hand_over``): one wake-up a batch."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[Any] = loop.create_future()
+        self.outcome: tuple[Any, BaseException | None] | None = None
+
+    def done(self) -> bool:
+        return self.future.done()  # read from the writer: at worst a cancelled call runs
+
+    def give(self, value: Any, error: BaseException | None) -> None:
+        self.outcome = (value, error)
+
+    def settle(self) -> None:
+        if self.future.done() or self.outcome is None:  # the caller gave up
+            return
+        value, error = self.outcome
+        if error is None:
+            self.future.set_result(value)
+        else:
+            self.future.set_exception(error)
+
+
 @dataclass
 class Job:
     run: Callable[[], Any]
     present: Present | None
-    future: Future[Any]
+    answer: Answer
     attempt: int = 0
 
 
@@ -134,14 +185,25 @@ class Writer:
     def submit(self, run: Callable[[], Any], present: Present | None = None) -> Future[Any]:
         """Queue a command; the future holds ``present(result)`` (or the result) once the
         command's events are durable, or its error."""
-        future: Future[Any] = Future()
-        if self._stopped:
-            future.set_exception(RuntimeError("the service is stopping"))
-            return future
-        self._ensure_started()
-        run = functools.partial(contextvars.copy_context().run, run)
-        self._queue.put(Job(run, present, future))
-        return future
+        answer = ThreadAnswer()
+        self._enqueue(run, present, answer)
+        return answer.future
+
+    def perform(self, run: Callable[[], Any], present: Present | None = None) -> Awaitable[Any]:
+        """``submit`` for a coroutine on the running loop: an asyncio future."""
+        answer = LoopAnswer(asyncio.get_running_loop())
+        self._enqueue(run, present, answer)
+        return answer.future
+
+    def _enqueue(self, run: Callable[[], Any], present: Present | None, answer: Answer) -> None:
+        job = Job(functools.partial(contextvars.copy_context().run, run), present, answer)
+        with self._start:
+            if not self._stopped:
+                if self._thread is None:
+                    self._thread = self._started()
+                self._queue.put(job)
+                return
+        _stopping([job])
 
     def call(self, run: Callable[[], Any]) -> Any:
         """Run a command and wait for it. The result is a copy: the writer goes on changing
@@ -151,32 +213,43 @@ class Writer:
         return self.submit(run, copy.deepcopy).result()
 
     def stop(self) -> None:
-        """Finish the queued commands, then end the thread."""
+        """Finish the queued commands, then end the thread; a command queued after that (a
+        retry's timer, a caller racing the stop) is answered UNAVAILABLE."""
         with self._start:
             self._stopped = True
             thread = self._thread
         if thread is not None:
             self._queue.put(None)
             thread.join(timeout=30)
+        left = []
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                left.append(job)
+        _stopping(left)
 
-    def _ensure_started(self) -> None:
-        if self._thread is not None:
-            return
+    def _requeue(self, job: Job) -> None:
         with self._start:
-            if self._thread is None:
-                ready = threading.Event()
+            if not self._stopped:
+                self._queue.put(job)
+                return
+        _stopping([job])
 
-                def main() -> None:
-                    self._ident = threading.get_ident()
-                    if self.fastforward:
-                        self._seen = self.app.max_position()  # nothing is held yet
-                    ready.set()
-                    self._run()
+    def _started(self) -> threading.Thread:
+        ready = threading.Event()
 
-                thread = threading.Thread(target=main, name="writer", daemon=True)
-                thread.start()
-                ready.wait()
-                self._thread = thread
+        def main() -> None:
+            self._ident = threading.get_ident()
+            ready.set()
+            self._run()
+
+        thread = threading.Thread(target=main, name="writer", daemon=True)
+        thread.start()
+        ready.wait()
+        return thread
 
     # Commands' view of the aggregates ------------------------------------------------------
 
@@ -256,14 +329,29 @@ class Writer:
                 log.exception("writer_failed")
                 self.batch = None
                 for j in jobs:
-                    if not j.future.done():
-                        j.future.set_exception(error)
+                    if not j.answer.done():
+                        j.answer.give(None, error)
+            self._hand_over(jobs)
+
+    @staticmethod
+    def _hand_over(jobs: list[Job]) -> None:
+        """Settle the coroutines' answers, one call onto each loop for the whole batch."""
+        waiting: dict[asyncio.AbstractEventLoop, list[LoopAnswer]] = {}
+        for job in jobs:
+            if isinstance(job.answer, LoopAnswer) and job.answer.outcome is not None:
+                waiting.setdefault(job.answer.loop, []).append(job.answer)
+        for loop, answers in waiting.items():
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(_settle_all, answers)
 
     def _catch_up(self) -> None:
         """Mark the aggregates other replicas changed since the last look (one query a batch):
         their next load reads their new events, so no command answers from a stale aggregate.
         (PostgreSQL's recorder locks the table to insert, so events become visible in position
         order: none can appear later below a position already seen.)"""
+        if self._seen < 0:  # the first batch: nothing is held yet
+            self._seen = self.app.max_position()
+            return
         changed = self.app.changed_since(self._seen, CATCH_UP)
         if len(changed) == CATCH_UP:  # far behind: start afresh
             self.live = LRUCache(maxsize=LIVE_SIZE)
@@ -281,7 +369,7 @@ class Writer:
             self._seen = changed[-1][0]
 
     def _batch(self, jobs: list[Job]) -> None:
-        jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
+        jobs = [j for j in jobs if not j.answer.done()]  # not cancelled while queued
         batch = self.batch = Batch()
         outcomes: list[tuple[Job, Any, Exception | None]] = []
         try:
@@ -317,17 +405,13 @@ class Writer:
             self.batch = None
         if lost:
             for job in jobs:  # who lost? each again alone, from fresh loads
-                job.future = _rerun(job.future)
                 if len(jobs) > 1:
                     self._batch([job])
                 else:
                     self._retry_later(job)
             return
         for job, value, error in outcomes:
-            if error is None:
-                job.future.set_result(value)
-            else:
-                job.future.set_exception(error)
+            job.answer.give(value, error)
 
     def _commit(self, batch: Batch) -> None:
         recordings = self.app.commit(batch.events)
@@ -367,29 +451,24 @@ class Writer:
     def _retry_later(self, job: Job) -> None:
         job.attempt += 1
         if job.attempt >= RETRIES:
-            job.future.set_exception(
-                Conflict(
-                    f"gave up after {RETRIES} concurrent updates of the same records; "
-                    "retry the call"
-                )
+            error = Conflict(
+                f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
             )
+            job.answer.give(None, error)
+            self._hand_over([job])
             return
         pause = random.uniform(0, min(0.05, 0.001 * 2**job.attempt))
-        timer = threading.Timer(pause, self._queue.put, (job,))
+        timer = threading.Timer(pause, self._requeue, (job,))
         timer.daemon = True
         timer.start()
 
 
-def _rerun(future: Future[Any]) -> Future[Any]:
-    """A running future cannot be run again: a fresh one, whose outcome is copied to it."""
-    fresh: Future[Any] = Future()
+def _stopping(jobs: list[Job]) -> None:
+    for job in jobs:
+        job.answer.give(None, Unavailable("the server is stopping; retry on another replica"))
+    Writer._hand_over(jobs)
 
-    def copy_outcome(done: Future[Any]) -> None:
-        error = done.exception()
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(done.result())
 
-    fresh.add_done_callback(copy_outcome)
-    return fresh
+def _settle_all(answers: list[LoopAnswer]) -> None:
+    for answer in answers:
+        answer.settle()

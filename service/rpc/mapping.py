@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from domain import visibility
 from domain.cards import Card, parse_card
 from domain.errors import CardError, RuleError
 from domain.limits import quoted
-from domain.results import RoundResult, round_result
+from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
 from domain.ruleset import Ruleset, resolve
 from domain.specials import qualifying
@@ -183,13 +183,22 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
     return fields
 
 
+_PLAYER_FIELDS = tuple(f.name for f in fields(PlayerResult))
+_PAIR_FIELDS = tuple(f.name for f in fields(PairResult))
+
+
+def _shallow(item: object, names: tuple[str, ...]) -> dict[str, Any]:
+    """A dataclass's fields by name (``asdict`` copies deeply, and protobuf copies again)."""
+    return {name: getattr(item, name) for name in names}
+
+
 def result_fields(result: RoundResult) -> dict[str, Any]:
     """The fields of ``RoundResult`` (and of ``RevealResponse`` and ``GetRoundResultResponse``)."""
     fields: dict[str, Any] = {
         "round_id": result.round_id,
         "server_seed": result.server_seed,
-        "players": [pb.PlayerResult(**asdict(p)) for p in result.players],
-        "pairs": [pb.PairResult(**asdict(p)) for p in result.pairs],
+        "players": [pb.PlayerResult(**_shallow(p, _PLAYER_FIELDS)) for p in result.players],
+        "pairs": [pb.PairResult(**_shallow(p, _PAIR_FIELDS)) for p in result.pairs],
         "base_stake": result.base_stake,
         "table_id": result.table_id,
     }

@@ -10,7 +10,7 @@ import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import grpc
@@ -39,12 +39,6 @@ class Runner:
         loop = asyncio.get_running_loop()
         call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
         return await loop.run_in_executor(self.executor, call)
-
-    @staticmethod
-    async def command(submitted: Future[T]) -> T:
-        """The answer of a command queued for the application's writer (``service.writer``),
-        awaited without holding a worker: it comes once the command's events are durable."""
-        return await asyncio.wrap_future(submitted)
 
 
 def request_id_of(context: grpc.aio.ServicerContext[Req, Resp]) -> str:

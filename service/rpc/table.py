@@ -39,14 +39,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             request.ruleset,
             request.ruleset_parameters if request.HasField("ruleset_parameters") else None,
         )
-        return await self.run.command(
-            self.app.submit(
-                self.app.open_table,
-                request.table_id,
-                rules,
-                request.request_id,
-                present=lambda table: pb.OpenTableResponse(**mapping.table_fields(table)),
-            )
+        return await self.app.perform(
+            self.app.open_table,
+            request.table_id,
+            rules,
+            request.request_id,
+            present=lambda table: pb.OpenTableResponse(**mapping.table_fields(table)),
         )
 
     @rpc
@@ -60,13 +58,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def SitDown(
         self, request: pb.SitDownRequest, context: Context[pb.SitDownRequest, pb.SitDownResponse]
     ) -> pb.SitDownResponse:
-        return await self.run.command(
-            self.app.submit(
-                self.app.sit_down,
-                request.table_id,
-                request.player_id,
-                present=lambda table: pb.SitDownResponse(**mapping.table_fields(table)),
-            )
+        return await self.app.perform(
+            self.app.sit_down,
+            request.table_id,
+            request.player_id,
+            present=lambda table: pb.SitDownResponse(**mapping.table_fields(table)),
         )
 
     @rpc
@@ -80,8 +76,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 penalty_transfers=result.transfers,
             )
 
-        return await self.run.command(
-            self.app.submit(self.app.stand_up, request.table_id, request.player_id, present=present)
+        return await self.app.perform(
+            self.app.stand_up, request.table_id, request.player_id, present=present
         )
 
     @rpc
@@ -104,14 +100,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def Deal(
         self, request: pb.DealRequest, context: Context[pb.DealRequest, pb.DealResponse]
     ) -> pb.DealResponse:
-        return await self.run.command(
-            self.app.submit(
-                self.app.deal,
-                request.table_id,
-                request.client_seed,
-                request.request_id,
-                present=lambda r: pb.DealResponse(**mapping.round_fields(r, visibility.DEALER)),
-            )
+        return await self.app.perform(
+            self.app.deal,
+            request.table_id,
+            request.client_seed,
+            request.request_id,
+            present=lambda r: pb.DealResponse(**mapping.round_fields(r, visibility.DEALER)),
         )
 
     @rpc
@@ -136,17 +130,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 back=submission["back"],
             )
 
-        return await self.run.command(
-            self.app.submit(
-                self.app.arrange,
-                request.round_id,
-                request.player_id,
-                front,
-                middle,
-                back,
-                request.special,
-                present=present,
-            )
+        return await self.app.perform(
+            self.app.arrange,
+            request.round_id,
+            request.player_id,
+            front,
+            middle,
+            back,
+            request.special,
+            present=present,
         )
 
     @rpc
@@ -156,8 +148,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         def present(result: RevealResult) -> tuple[pb.RevealResponse, RevealResult]:
             return pb.RevealResponse(**mapping.result_fields(result.result)), result
 
-        answer: tuple[pb.RevealResponse, RevealResult] = await self.run.command(
-            self.app.submit(self.app.reveal, request.round_id, present=present)
+        answer: tuple[pb.RevealResponse, RevealResult] = await self.app.perform(
+            self.app.reveal, request.round_id, present=present
         )
         response, result = answer
         response.receipt = result.receipt  # known once the reveal is stored

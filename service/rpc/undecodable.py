@@ -56,6 +56,18 @@ class RefuseUndecodable(grpc.aio.ServerInterceptor):
         found = await continuation(handler_call_details)
         if found is None or found.request_deserializer is None:
             return found
+        method = handler_call_details.method
+        guarded = self._guarded.get(method)
+        if guarded is None or guarded[0] is not found:
+            guarded = self._guarded[method] = (found, self._guard(found))
+        return guarded[1]
+
+    def __init__(self) -> None:
+        # the handler grpc found for each method, and its guarded form: built once
+        self._guarded: dict[str, tuple[Handler[Any, Any], Handler[Any, Any]]] = {}
+
+    def _guard(self, found: Handler[Req, Resp]) -> Handler[Req, Resp]:
+        assert found.request_deserializer is not None
         decode = _tolerant(found.request_deserializer)
         # Under grpc.aio a handler is a namedtuple (``_replace``) of coroutine functions; the
         # stubs declare an abstract class of plain callables, so it is rewired untyped here.

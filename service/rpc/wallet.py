@@ -22,10 +22,13 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         request: wallet_pb2.CreditRequest,
         context: Context[wallet_pb2.CreditRequest, wallet_pb2.CreditResponse],
     ) -> wallet_pb2.CreditResponse:
-        b = await self.run.command(
-            self.app.submit(self.app.credit, request.player_id, request.amount, request.transfer_id)
+        return await self.app.perform(
+            self.app.credit,
+            request.player_id,
+            request.amount,
+            request.transfer_id,
+            present=lambda b: wallet_pb2.CreditResponse(player_id=b.player_id, balance=b.balance),
         )
-        return wallet_pb2.CreditResponse(player_id=b.player_id, balance=b.balance)
 
     @rpc
     async def Debit(
@@ -33,10 +36,13 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
         request: wallet_pb2.DebitRequest,
         context: Context[wallet_pb2.DebitRequest, wallet_pb2.DebitResponse],
     ) -> wallet_pb2.DebitResponse:
-        b = await self.run.command(
-            self.app.submit(self.app.debit, request.player_id, request.amount, request.transfer_id)
+        return await self.app.perform(
+            self.app.debit,
+            request.player_id,
+            request.amount,
+            request.transfer_id,
+            present=lambda b: wallet_pb2.DebitResponse(player_id=b.player_id, balance=b.balance),
         )
-        return wallet_pb2.DebitResponse(player_id=b.player_id, balance=b.balance)
 
     @rpc
     async def GetBalance(
