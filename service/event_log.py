@@ -97,6 +97,21 @@ class EventLogApplication(Application[UUID]):
                 for row in cursor.fetchall()
             ]
 
+    def stored_versions(self, streams: list[UUID]) -> dict[UUID, int]:
+        """The stored version of each of ``streams`` that has events (PostgreSQL)."""
+        if not streams:
+            return {}
+        from psycopg.sql import SQL, Identifier
+
+        recorder: Any = self.recorder
+        query = SQL(
+            "SELECT originator_id, MAX(originator_version) AS version FROM {}.{} "
+            "WHERE originator_id = ANY(%s) GROUP BY originator_id"
+        ).format(Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name))
+        with recorder.datastore.transaction(commit=False) as cursor:
+            cursor.execute(query, (streams,))
+            return {row["originator_id"]: row["version"] for row in cursor.fetchall()}
+
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""
         return self.heads.head(aggregate_id, version)

@@ -48,6 +48,10 @@ def store_env(data: Path, environ: Mapping[str, str] | None = None) -> dict[str,
         # A pooled session cut by the server (pg_terminate_backend, a restart, a fail-over) is
         # noticed before use and replaced, instead of failing the next command.
         env["POSTGRES_PRE_PING"] = environ.get("POSTGRES_PRE_PING", "y")
+        # The writer's catch-up (``service.writer``) relies on events becoming visible in
+        # position order, which the recorder's table lock gives; its database function
+        # variant inserts without that lock, so it stays off.
+        env["POSTGRES_ENABLE_DB_FUNCTIONS"] = "n"
         if environ.get("POSTGRES_SCHEMA"):
             env["POSTGRES_SCHEMA"] = environ["POSTGRES_SCHEMA"]
         return env

@@ -40,6 +40,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Recording
 
 from domain.chain import CHAIN
+from domain.errors import RuleError
 from service.errors import Conflict, Unavailable
 
 if TYPE_CHECKING:
@@ -157,6 +158,8 @@ class Batch:
     events: list[Any] = field(default_factory=list)  # staged, in order
     touched: dict[UUID, Aggregate] = field(default_factory=dict)  # loaded or saved
     saves: list[tuple[Saved, int]] = field(default_factory=list)  # with its first event's index
+    stored: dict[UUID, int] = field(default_factory=dict)  # version as loaded from the store
+    read: set[UUID] = field(default_factory=set)  # loaded by the command now running
 
 
 class Writer:
@@ -257,6 +260,7 @@ class Writer:
         """The aggregate as this batch sees it: committed, then changed by earlier commands."""
         batch = self.batch
         assert batch is not None, "load outside a command"
+        batch.read.add(aggregate_id)
         found = batch.touched.get(aggregate_id)
         if found is not None:
             return found
@@ -276,6 +280,7 @@ class Writer:
         if found is None:
             return None
         batch.touched[aggregate_id] = found
+        batch.stored[aggregate_id] = found.version
         return found
 
     def stage(self, objs: Sequence[Any]) -> Saved:
@@ -376,11 +381,9 @@ class Writer:
             if self.fastforward:
                 self._catch_up()
             for job in jobs:
-                mark = (len(batch.events), len(batch.saves))
                 try:
-                    result = job.run()
+                    result = self._run_one(job, batch)
                 except Exception as refused:
-                    self._undo(batch, *mark)
                     outcomes.append((job, None, refused))
                     continue
                 try:  # now, before a later command of the batch changes what it shows
@@ -412,6 +415,40 @@ class Writer:
             return
         for job, value, error in outcomes:
             job.answer.give(value, error)
+
+    def _run_one(self, job: Job, batch: Batch) -> Any:
+        """Run a command in the batch; a refusal changes nothing. On PostgreSQL a refusal is
+        trusted only if what it read was still current: the aggregates are loaded one by one,
+        and another replica may have changed one between two loads (a round read before its
+        reveal elsewhere, its table after it). Then it runs again on what is stored."""
+        for attempt in range(RETRIES):
+            mark = (len(batch.events), len(batch.saves))
+            batch.read = set()
+            try:
+                return job.run()
+            except Exception as refused:
+                self._undo(batch, *mark)
+                if not (self.fastforward and isinstance(refused, RuleError)):
+                    raise
+                if attempt + 1 == RETRIES or not self._reread(batch):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _reread(self, batch: Batch) -> bool:
+        """Whether another replica stored events of what the command read since it was loaded:
+        those aggregates are read again on their next load. Those an earlier command of the
+        batch changed are left to the commit, whose optimistic check then fails, and every
+        command of the batch runs again alone."""
+        loaded = {i: batch.stored[i] for i in batch.read if i in batch.stored}
+        newer = self.app.stored_versions(list(loaded))
+        changed = [i for i, version in newer.items() if version > loaded[i]]
+        staged = {e.originator_id for e in batch.events}
+        fresh = [i for i in changed if i not in staged]
+        for aggregate_id in fresh:
+            batch.touched.pop(aggregate_id, None)
+            batch.stored.pop(aggregate_id, None)
+            self._behind.add(aggregate_id)
+        return bool(fresh)
 
     def _commit(self, batch: Batch) -> None:
         recordings = self.app.commit(batch.events)

@@ -275,3 +275,31 @@ def test_a_batch_that_loses_a_race_at_commit_is_run_again_unseen(tmp_path: Path)
     finally:
         second.close()
         first.close()
+
+
+def test_a_refusal_read_across_another_replicas_commit_is_checked_and_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Issue 10, R10.4, R12.6: two replicas on one PostgreSQL schema. Replica B holds the round
+    from before A revealed it, and the reveal lands after B's look at the log (its catch-up is
+    held back here), so B's reveal reads a stale round and a fresh table: the seeds disagree
+    and the command is refused. That refusal came from a torn read, so B checks what it read,
+    finds the round moved on, and runs the reveal again: it answers A's stored receipt."""
+    with store_environ("postgres", tmp_path) as environ:
+        a = open_app(tmp_path / "a", environ=environ)
+        b = open_app(tmp_path / "b", environ=environ)
+        try:
+            dealt, arrangements = dealt_round(a)
+            for command, *args in arrangements[:3]:
+                command(*args)
+            _, *args = arrangements[3]
+            b.arrange(*args)  # B holds the round, not yet revealed
+            assert not b.writer.live.get(round_uuid(dealt.round_id)).revealed
+            revealed = a.reveal(dealt.round_id)
+            monkeypatch.setattr(b.writer, "_catch_up", lambda: None)  # the commit lands late
+            again = b.reveal(dealt.round_id)
+            assert again.receipt == revealed.receipt
+            assert again.result == revealed.result
+        finally:
+            b.close()
+            a.close()
