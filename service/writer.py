@@ -307,8 +307,10 @@ class Writer:
                 return saved
         return None
 
-    def _stored(self, aggregate_id: UUID) -> Aggregate | None:
-        found: Aggregate | None = project_aggregate(None, self.app.events.get(aggregate_id))
+    def _stored(self, aggregate_id: UUID, version: int | None = None) -> Aggregate | None:
+        """The aggregate from the store (at ``version``, or its last)."""
+        events = self.app.events.get(aggregate_id, lte=version)
+        found: Aggregate | None = project_aggregate(None, events)
         return found
 
     # The thread ----------------------------------------------------------------------------
@@ -458,8 +460,9 @@ class Writer:
             self.live.put(aggregate_id, aggregate)
 
     def _undo(self, batch: Batch, events: int, saves: int) -> None:
-        """Put back the aggregates a refused command changed: what is stored, then the
-        batch's earlier events (most refusals change nothing, and then this is cheap)."""
+        """Put back the aggregates a refused command changed: the stored version the batch
+        loaded, then the batch's earlier events (most refusals change nothing, and then this is
+        cheap)."""
         dirty = {e.originator_id for e in batch.events[events:]}
         for aggregate_id, aggregate in batch.touched.items():
             if aggregate.pending_events:
@@ -470,7 +473,9 @@ class Writer:
         for aggregate_id in dirty:
             self._evict(aggregate_id)  # never trust the changed instance again
             earlier = [e for e in batch.events if e.originator_id == aggregate_id]
-            rebuilt = project_aggregate(self._stored(aggregate_id), earlier)
+            base = batch.stored.get(aggregate_id)  # as loaded: another replica may add to it
+            start = None if base is None else self._stored(aggregate_id, base)
+            rebuilt = project_aggregate(start, earlier)
             if rebuilt is None:
                 batch.touched.pop(aggregate_id, None)
             else:
