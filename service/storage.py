@@ -155,6 +155,27 @@ def _replace_cut_sessions_at_once(app: Thirteen) -> None:
     pool._check = check  # the pool's pre-ping hook (psycopg_pool 3.2: ``check=``)
 
 
+class StoreInUse(OSError):
+    """Another ``thirteen serve`` serves this SQLite store."""
+
+
+def serving(app: Thirteen) -> FileLock | None:
+    """One process serves a SQLite store (its writer trusts the aggregates it holds, and the
+    log's readers take its commits from memory): an exclusive lock on a file beside the events,
+    released by the operating system when the process ends. None on PostgreSQL, where replicas
+    serve together."""
+    if app.env.get("PERSISTENCE_MODULE") != "eventsourcing.sqlite":
+        return None
+    events = Path(app.env.get("SQLITE_DBNAME") or "")
+    lock = FileLock(events.parent / "serve.lock")
+    if not lock.acquire():
+        raise StoreInUse(
+            f"another thirteen serve is serving {events.parent} (it holds "
+            f"{lock.path}); one process serves a SQLite store: use PostgreSQL for replicas"
+        )
+    return lock
+
+
 def open_views(app: Thirteen) -> tuple[ViewStore, Leadership]:
     """The views beside the event store: a SQLite file of their own next to the events, or
     tables in the same PostgreSQL schema with one projector elected among the replicas."""

@@ -51,7 +51,8 @@ log = structlog.get_logger("thirteen.writer")
 RETRIES = 10
 MAX_BATCH = 64  # commands per transaction: enough to share one commit among all callers
 LIVE_SIZE = 5000  # aggregates the writer keeps in memory
-CATCH_UP = 1000  # other replicas' events looked at per batch before the writer starts afresh
+CATCH_UP = 1000  # other replicas' events read per query when catching up
+CATCH_UP_PAGES = 20  # queries before the writer forgets what it holds and starts afresh
 
 
 class Present(Protocol):
@@ -359,21 +360,22 @@ class Writer:
         if self._seen < 0:  # the first batch: nothing is held yet
             self._seen = self.app.max_position()
             return
-        changed = self.app.changed_since(self._seen, CATCH_UP)
-        if len(changed) == CATCH_UP:  # far behind: start afresh
-            self.live = LRUCache(maxsize=LIVE_SIZE)
-            self._behind.clear()
-            self._seen = self.app.max_position()
-            return
-        for _, stream, version in changed:
-            try:
-                held = self.live.get(stream)
-            except KeyError:
-                continue
-            if held.version < version:  # another replica's event, not one of ours
-                self._behind.add(stream)
-        if changed:
-            self._seen = changed[-1][0]
+        for _ in range(CATCH_UP_PAGES):
+            changed = self.app.changed_since(self._seen, CATCH_UP)
+            for _, stream, version in changed:
+                try:
+                    held = self.live.get(stream)
+                except KeyError:
+                    continue
+                if held.version < version:  # another replica's event, not one of ours
+                    self._behind.add(stream)
+            if changed:
+                self._seen = changed[-1][0]
+            if len(changed) < CATCH_UP:
+                return
+        self.live = LRUCache(maxsize=LIVE_SIZE)  # far behind: start afresh
+        self._behind.clear()
+        self._seen = self.app.max_position()
 
     def _batch(self, jobs: list[Job]) -> None:
         jobs = [j for j in jobs if not j.answer.done()]  # not cancelled while queued
@@ -482,8 +484,14 @@ class Writer:
                 batch.touched[aggregate_id] = rebuilt
 
     def _forget(self, batch: Batch) -> None:
+        """After a failed commit: what the batch changed is dropped (it holds events that were
+        not stored); what it only read is still as stored, and is read up to date next time."""
+        changed = {e.originator_id for e in batch.events}
         for aggregate_id in batch.touched:
-            self._evict(aggregate_id)
+            if aggregate_id in changed:
+                self._evict(aggregate_id)
+            elif self.fastforward:
+                self._behind.add(aggregate_id)
 
     def _evict(self, aggregate_id: UUID) -> None:
         self._behind.discard(aggregate_id)

@@ -13,7 +13,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from projections.projector import Projector
+from projections.projector import FileLock, Projector
 from projections.store import ResumePoint, ViewStore
 from service._generated.thirteen.v1 import (
     audit_pb2,
@@ -37,7 +37,7 @@ from service.rpc.table import TableServicer
 from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
-from service.storage import open_views, starting_together, while_starting
+from service.storage import open_views, serving, starting_together, while_starting
 from service.sweeper import DeadlineSweeper
 
 log = structlog.get_logger("thirteen.server")
@@ -68,6 +68,7 @@ class Running:
     executor: ThreadPoolExecutor
     hub: WatchHub
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    serving_lock: FileLock | None = None  # SQLite: this process serves the store
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop taking calls, let the running ones finish, then stop the background work."""
@@ -85,6 +86,8 @@ class Running:
         self.executor.shutdown(wait=True)
         self.views.close()
         self.app.close()
+        if self.serving_lock is not None:
+            self.serving_lock.release()
 
 
 async def start(
@@ -96,6 +99,20 @@ async def start(
     poll_interval: float = 0.2,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server."""
+    lock = serving(app)  # first: a second server on a SQLite store stops here
+    try:
+        running = await _start(app, address, workers, sweep_interval, poll_interval)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    running.serving_lock = lock
+    return running
+
+
+async def _start(
+    app: Thirteen, address: str, workers: int, sweep_interval: float, poll_interval: float
+) -> Running:
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
     run = Runner(executor)

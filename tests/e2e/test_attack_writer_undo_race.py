@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 from domain.errors import SeatError
-from service.application import Balance
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
+from service.application import Balance
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 from tests.support.stores import store_environ
@@ -41,7 +41,9 @@ def test_undo_of_a_refused_command_after_another_replica_wrote(tmp_path: Path) -
             credit = a.app.submit(a.app.credit, "x", 1, "a-1")  # loads wallet x, stages +1
 
             def other_replica_writes() -> None:  # meanwhile replica b adds to wallet x
-                b.wallets.Credit(wallet_pb2.CreditRequest(player_id="x", amount=1, transfer_id="b-1"))
+                b.wallets.Credit(
+                    wallet_pb2.CreditRequest(player_id="x", amount=1, transfer_id="b-1")
+                )
 
             between = a.app.writer.submit(other_replica_writes)
             # refused after wallet x took a SatDown event: its undo rebuilds wallet x
