@@ -94,10 +94,18 @@ class Saved:
         raise KeyError(stream)
 
 
+class UndoFailed(Exception):
+    """Undoing a refused command failed (the store could not be read): the batch's aggregates
+    may hold its changes, so the whole batch fails with the cause, storing nothing."""
+
+
 class Answer(Protocol):
-    """Where a command's outcome goes: ``done`` says the caller gave up before it ran."""
+    """Where a command's outcome goes: ``done`` says the caller gave up before it ran;
+    ``answered``, that it has an outcome (or gave up)."""
 
     def done(self) -> bool: ...
+
+    def answered(self) -> bool: ...
 
     def give(self, value: Any, error: BaseException | None) -> None: ...
 
@@ -109,6 +117,9 @@ class ThreadAnswer:
         self.future: Future[Any] = Future()
 
     def done(self) -> bool:
+        return self.future.done()
+
+    def answered(self) -> bool:
         return self.future.done()
 
     def give(self, value: Any, error: BaseException | None) -> None:
@@ -130,6 +141,9 @@ class LoopAnswer:
 
     def done(self) -> bool:
         return self.future.done()  # read from the writer: at worst a cancelled call runs
+
+    def answered(self) -> bool:
+        return self.outcome is not None or self.future.done()
 
     def give(self, value: Any, error: BaseException | None) -> None:
         self.outcome = (value, error)
@@ -337,7 +351,7 @@ class Writer:
                 log.exception("writer_failed")
                 self.batch = None
                 for j in jobs:
-                    if not j.answer.done():
+                    if not j.answer.answered():
                         j.answer.give(None, error)
             self._hand_over(jobs)
 
@@ -387,6 +401,8 @@ class Writer:
             for job in jobs:
                 try:
                     result = self._run_one(job, batch)
+                except UndoFailed:
+                    raise
                 except Exception as refused:
                     outcomes.append((job, None, refused))
                     continue
@@ -402,7 +418,10 @@ class Writer:
             lost = True
         except Exception as failed:  # the store failed: nothing of this batch is stored
             self._forget(batch)
-            outcomes = [(job, None, failed) for job in jobs]
+            cause = failed.__cause__ if isinstance(failed, UndoFailed) else failed
+            outcomes = [
+                (job, None, cause if isinstance(cause, Exception) else failed) for job in jobs
+            ]
             lost = False
         else:
             lost = False
@@ -431,7 +450,10 @@ class Writer:
             try:
                 return job.run()
             except Exception as refused:
-                self._undo(batch, *mark)
+                try:
+                    self._undo(batch, *mark)
+                except Exception as failed:  # the batch's state is unknown: it cannot commit
+                    raise UndoFailed from failed
                 if not (self.fastforward and isinstance(refused, RuleError)):
                     raise
                 if attempt + 1 == RETRIES or not self._reread(batch):
@@ -472,15 +494,15 @@ class Writer:
                 dirty.add(aggregate_id)
         del batch.events[events:]
         del batch.saves[saves:]
+        for aggregate_id in dirty:  # never trust the changed instances again
+            self._evict(aggregate_id)
+            batch.touched.pop(aggregate_id, None)
         for aggregate_id in dirty:
-            self._evict(aggregate_id)  # never trust the changed instance again
             earlier = [e for e in batch.events if e.originator_id == aggregate_id]
             base = batch.stored.get(aggregate_id)  # as loaded: another replica may add to it
             start = None if base is None else self._stored(aggregate_id, base)
             rebuilt = project_aggregate(start, earlier)
-            if rebuilt is None:
-                batch.touched.pop(aggregate_id, None)
-            else:
+            if rebuilt is not None:
                 batch.touched[aggregate_id] = rebuilt
 
     def _forget(self, batch: Batch) -> None:
