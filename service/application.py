@@ -1,8 +1,11 @@
 """The event-sourced application: each command loads aggregates, asks the domain, and saves
-every changed aggregate in one atomic transaction.
+every changed aggregate; its events are stored all together or not at all.
 
-A command that is refused raises before anything is saved, so it appends nothing. A save that
-loses an optimistic-concurrency race is retried from a fresh load a bounded number of times.
+Commands run on the process's one writer (``service.writer``), which commits the events of
+the commands waiting together in one transaction and answers each once it is durable. A command
+that is refused raises, and whatever it changed is put back, so it stores nothing. A commit
+that loses an optimistic-concurrency race with another replica is run again from fresh loads a
+bounded number of times.
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ class EventLogApplication(Application[UUID]):
         super().__init__(env)
         self.listeners: list[Callable[[list[Recording[UUID]]], None]] = []
         self.heads = ChainHeads(self)
-        # PostgreSQL replicas write the same streams: the writer brings what it holds up to
-        # date on each batch's first load; a SQLite store has this one writing process.
+        # PostgreSQL replicas write the same streams: before each batch the writer asks which
+        # of them the others changed (``changed_since``); a SQLite store has one writing process.
         postgres = self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres"
         self.writer = Writer(self, fastforward=postgres)
         # What this process committed last, with positions: readers that follow the log (the

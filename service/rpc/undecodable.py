@@ -48,6 +48,10 @@ def _status(request: _Undecodable) -> grpc.Status:
 
 
 class RefuseUndecodable(grpc.aio.ServerInterceptor):
+    def __init__(self) -> None:
+        # the handler grpc found for each method, and its guarded form: built once
+        self._guarded: dict[str, tuple[Handler[Any, Any], Handler[Any, Any]]] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Req, Resp] | None]],
@@ -61,10 +65,6 @@ class RefuseUndecodable(grpc.aio.ServerInterceptor):
         if guarded is None or guarded[0] is not found:
             guarded = self._guarded[method] = (found, self._guard(found))
         return guarded[1]
-
-    def __init__(self) -> None:
-        # the handler grpc found for each method, and its guarded form: built once
-        self._guarded: dict[str, tuple[Handler[Any, Any], Handler[Any, Any]]] = {}
 
     def _guard(self, found: Handler[Req, Resp]) -> Handler[Req, Resp]:
         assert found.request_deserializer is not None
