@@ -38,10 +38,10 @@ from domain.specials import Special, Split
 from domain.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
+from service.answers import Saved
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, NotFound
 from service.event_log import EventLogApplication
-from service.writer import Saved
 
 P = ParamSpec("P")
 R = TypeVar("R")

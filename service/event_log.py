@@ -17,8 +17,9 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
 from eventsourcing.utils import get_topic
 
+from service.answers import Present, Saved
 from service.chaining import ChainHeads, ChainingMapper
-from service.writer import Present, Saved, Writer
+from service.writer import Writer
 
 R = TypeVar("R")
 T = TypeVar("T")
