@@ -116,6 +116,10 @@ class LoopAnswer:
 
 
 def settle_all(answers: list[LoopAnswer]) -> None:
-    """On the loop: settle a batch's answers to its coroutines."""
+    """On the loop: settle a batch's answers to its coroutines, each whatever the others do."""
     for answer in answers:
-        answer.settle()
+        try:
+            answer.settle()
+        except Exception as error:  # e.g. an error asyncio refuses to carry (StopIteration)
+            if not answer.future.done():
+                answer.future.set_exception(RuntimeError(f"the command failed: {error!r}"))

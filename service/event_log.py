@@ -7,23 +7,56 @@ from __future__ import annotations
 
 import bisect
 import functools
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import Application
-from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
-from eventsourcing.utils import get_topic
+import structlog
+from eventsourcing.application import Application, Repository
+from eventsourcing.persistence import (
+    InterfaceError,
+    JSONTranscoder,
+    Mapper,
+    OperationalError,
+    Recording,
+)
+from eventsourcing.utils import get_topic, retry
 
 from service.answers import Present, Saved
 from service.chaining import ChainHeads, ChainingMapper
 from service.writer import Writer
 
+log = structlog.get_logger("thirteen.event_log")
 R = TypeVar("R")
 T = TypeVar("T")
+READER_STRIPES = 64  # locks over the aggregates readers copy (``ReaderRepository``)
 RECENT = 1024  # events of the latest commits kept for the log's readers
+
+
+class ReaderRepository(Repository[UUID]):
+    """The library's repository for queries (commands use the writer's own aggregates): a cached
+    aggregate is brought up to date from the store on each read, then copied for the reader.
+    The library updates the cached object in place under a lock but copies it after releasing
+    that lock, so two readers of one aggregate could copy it half updated; here both steps run
+    under one lock per stripe of aggregates."""
+
+    def __init__(self, app: Application[UUID], cache_maxsize: int | None) -> None:
+        super().__init__(
+            event_store=app.events,
+            snapshot_store=app.snapshots,
+            cache_maxsize=cache_maxsize,
+            fastforward=True,  # the writer does not put its commits here: readers must read them
+            fastforward_skipping=False,
+            deepcopy_from_cache=True,
+        )
+        self._stripes = [threading.Lock() for _ in range(READER_STRIPES)]
+
+    def get(self, aggregate_id: UUID, *args: Any, **kwargs: Any) -> Any:
+        with self._stripes[hash(aggregate_id) % READER_STRIPES]:
+            return super().get(aggregate_id, *args, **kwargs)
 
 
 class EventLogApplication(Application[UUID]):
@@ -41,6 +74,10 @@ class EventLogApplication(Application[UUID]):
         # What this process committed last, with positions: readers that follow the log (the
         # follower, the projector) take them from here instead of reading and decoding again.
         self.recent: deque[tuple[int, Any]] = deque(maxlen=RECENT)
+
+    def construct_repository(self) -> Repository[UUID]:
+        size = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
+        return ReaderRepository(self, int(size) if size else None)
 
     def construct_mapper(self) -> Mapper[UUID]:
         transcoder = self.construct_transcoder()
@@ -62,14 +99,13 @@ class EventLogApplication(Application[UUID]):
         return done
 
     def save(self, *objs: Any, **kwargs: Any) -> Saved:  # type: ignore[override]
-        """Inside a command: stage the new events of ``objs`` for the batch's one transaction.
-        Elsewhere: a command of its own, committed before this returns."""
+        """Stage the new events of ``objs`` for the batch's one transaction: only a command
+        saves, on the writer, with aggregates the writer loaded (``service.writer``)."""
         if kwargs:
             raise TypeError(f"save takes no options here: {sorted(kwargs)}")
-        if self.writer.is_current():
-            return self.writer.stage(objs)
-        saved: Saved = self.writer.call(lambda: self.writer.stage(objs))
-        return saved
+        if not self.writer.is_current():
+            raise RuntimeError("save outside a command: make it a command (service.application)")
+        return self.writer.stage(objs)
 
     def commit(self, events: Sequence[Any]) -> list[Recording[UUID]]:
         """Store ``events`` in one transaction, each linked to the one before it in its stream
@@ -77,10 +113,14 @@ class EventLogApplication(Application[UUID]):
         recordings = self.heads.commit(events, functools.partial(self.events.put, events))
         if not self.writer.fastforward:  # this process is the store's only writer
             self.recent.extend((r.notification.id, r.domain_event) for r in recordings)
-        for listener in self.listeners:
-            listener(recordings)
+        for listener in self.listeners:  # stored already: a listener's fault is only logged
+            try:
+                listener(recordings)
+            except Exception:
+                log.exception("commit_listener_failed")
         return recordings
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library
     def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
         """Position, stream and version of the events stored after ``position`` (PostgreSQL:
         what the other replicas wrote meanwhile), oldest first, at most ``limit``."""
@@ -98,6 +138,7 @@ class EventLogApplication(Application[UUID]):
                 for row in cursor.fetchall()
             ]
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def stored_versions(self, streams: list[UUID]) -> dict[UUID, int]:
         """The stored version of each of ``streams`` that has events (PostgreSQL)."""
         if not streams:

@@ -325,6 +325,9 @@ class Writer:
                 (job, None, cause if isinstance(cause, Exception) else failed) for job in jobs
             ]
             lost = False
+        except BaseException:  # not the store's (an interrupt): nothing held may stay changed
+            self._forget(batch)
+            raise
         else:
             lost = False
             self.commands += len(jobs)
@@ -350,7 +353,9 @@ class Writer:
             mark = (len(batch.events), len(batch.saves))
             batch.read = set()
             try:
-                return job.run()
+                result = job.run()
+                self._check_saved(batch)
+                return result
             except Exception as refused:
                 try:
                     self._undo(batch, *mark)
@@ -361,6 +366,14 @@ class Writer:
                 if attempt + 1 == RETRIES or not self._reread(batch):
                     raise
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _check_saved(batch: Batch) -> None:
+        """A command saves whatever it changes: an aggregate it loaded with events it did not
+        save would hand them to the next command that saves it."""
+        unsaved = [i for i in batch.read if (a := batch.touched.get(i)) and a.pending_events]
+        if unsaved:
+            raise RuntimeError(f"a command changed {unsaved} without saving them")
 
     def _reread(self, batch: Batch) -> bool:
         """Whether another replica stored events of what the command read since it was loaded:

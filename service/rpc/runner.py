@@ -15,9 +15,11 @@ from typing import Any, TypeVar
 
 import grpc
 import structlog
+from eventsourcing.persistence import InterfaceError, OperationalError
 from grpc.aio import AbortError
 
 from domain.errors import RuleError
+from service.errors import Unavailable
 from service.rpc.status import clip, internal_status, to_status
 
 log = structlog.get_logger("thirteen.rpc")
@@ -62,6 +64,9 @@ def rpc(
         status: grpc.Status | None = None
         try:
             result = await method(self, request, context)
+        except (OperationalError, InterfaceError) as error:  # the database, not the request
+            log.warning("rpc_store_unavailable", error=clip(str(error)))
+            status = to_status(Unavailable("the event store is unavailable; retry the call"))
         except RuleError as error:
             status = to_status(error)
             log.info(

@@ -239,12 +239,13 @@ class Checker:
             arranged = seen.arranged.get(player.player_id)
             if arranged is None:
                 continue
+            maybe = seen.maybe_arranged.get(player.player_id, [])
             if isinstance(arranged, str):
                 ok = player.special == arranged or (arranged == "any" and bool(player.special))
                 shown: Any = player.special
             else:
                 shown = (tuple(player.front), tuple(player.middle), tuple(player.back))
-                ok = shown == arranged or bool(player.special)
+                ok = shown == arranged or bool(player.special) or shown in maybe
             self.check(
                 "the showdown uses each player's last acknowledged arrangement (R4.3)",
                 ok,

@@ -248,7 +248,10 @@ class Player:
         answer = self.client.call("tables", "Arrange", request, what=f"{seen.round_id}/{player}")
         if answer.ok:
             seen.arranged[player] = answer.reply.special or piles
+            seen.maybe_arranged.pop(player, None)
             self.figures.add("arrangements")
+        elif answer.resolved and answer.attempts > 1:  # an earlier attempt may have landed
+            seen.maybe_arranged.setdefault(player, []).append(piles)
         return answer
 
     def reveal(self, seen: RoundSeen) -> Answer:

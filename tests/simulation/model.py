@@ -29,6 +29,9 @@ class RoundSeen:
     base_stake: int
     active: list[str] = field(default_factory=list)
     arranged: dict[str, Piles | str] = field(default_factory=dict)  # last acked: piles or special
+    # arrangements whose first attempt's outcome was unknown and whose retry was refused (the
+    # deadline passed meanwhile, say): the first attempt may have been stored
+    maybe_arranged: dict[str, list[Piles | str]] = field(default_factory=dict)
     escapes: dict[str, dict[str, int] | None] = field(default_factory=dict)  # None: unknown
     coins: dict[str, int] | None = None  # acknowledged by a Reveal answer
     result: Any = None  # that RevealResponse
