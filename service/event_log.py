@@ -120,39 +120,39 @@ class EventLogApplication(Application[UUID]):
                 log.exception("commit_listener_failed")
         return recordings
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library
     def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
         """Position, stream and version of the events stored after ``position`` (PostgreSQL:
         what the other replicas wrote meanwhile), oldest first, at most ``limit``."""
-        from psycopg.sql import SQL, Identifier
+        rows = self._events_query(
+            "SELECT notification_id, originator_id, originator_version FROM {events} "
+            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s",
+            (position, limit),
+        )
+        return [(r["notification_id"], r["originator_id"], r["originator_version"]) for r in rows]
 
-        recorder: Any = self.recorder
-        query = SQL(
-            "SELECT notification_id, originator_id, originator_version FROM {}.{} "
-            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
-        ).format(Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name))
-        with recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(query, (position, limit))
-            return [
-                (row["notification_id"], row["originator_id"], row["originator_version"])
-                for row in cursor.fetchall()
-            ]
-
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def stored_versions(self, streams: list[UUID]) -> dict[UUID, int]:
         """The stored version of each of ``streams`` that has events (PostgreSQL)."""
         if not streams:
             return {}
+        rows = self._events_query(
+            "SELECT originator_id, MAX(originator_version) AS version FROM {events} "
+            "WHERE originator_id = ANY(%s) GROUP BY originator_id",
+            (streams,),
+        )
+        return {r["originator_id"]: r["version"] for r in rows}
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library
+    def _events_query(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        """Rows of a read of PostgreSQL's event table (``{events}`` in ``sql``)."""
         from psycopg.sql import SQL, Identifier
 
         recorder: Any = self.recorder
-        query = SQL(
-            "SELECT originator_id, MAX(originator_version) AS version FROM {}.{} "
-            "WHERE originator_id = ANY(%s) GROUP BY originator_id"
-        ).format(Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name))
+        table = SQL("{}.{}").format(
+            Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
+        )
         with recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(query, (streams,))
-            return {row["originator_id"]: row["version"] for row in cursor.fetchall()}
+            cursor.execute(SQL(sql).format(events=table), params)
+            return list(cursor.fetchall())
 
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""
