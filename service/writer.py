@@ -88,7 +88,6 @@ class Writer:
         self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
         self.batch: Batch | None = None
         self.batches = 0  # transactions committed, for tests and benchmarks
-        self.commands = 0  # commands run in them (refused ones too)
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._ident = -1
@@ -320,17 +319,15 @@ class Writer:
             lost = True
         except Exception as failed:  # the store failed: nothing of this batch is stored
             self._forget(batch)
-            cause = failed.__cause__ if isinstance(failed, UndoFailed) else failed
-            outcomes = [
-                (job, None, cause if isinstance(cause, Exception) else failed) for job in jobs
-            ]
+            cause = failed.__cause__ if isinstance(failed, UndoFailed) else None
+            failure = cause if isinstance(cause, Exception) else failed
+            outcomes = [(job, None, failure) for job in jobs]
             lost = False
         except BaseException:  # not the store's (an interrupt): nothing held may stay changed
             self._forget(batch)
             raise
         else:
             lost = False
-            self.commands += len(jobs)
             self.batches += bool(batch.events)
         finally:
             self.batch = None

@@ -17,11 +17,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from domain.errors import RuleError
 from domain.limits import MAX_POSITION
 
+T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 MAX_TOKEN_LENGTH = 4096
@@ -63,3 +65,14 @@ def _refuse(*_: object) -> NoReturn:
 
 def token(scope: str, after: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"scope": scope, "after": after}).encode()).decode()
+
+
+def cut(
+    scope: str, rows: Sequence[T], size: int, key: Callable[[T], int]
+) -> tuple[Sequence[T], str]:
+    """A page of ``rows`` (read one past ``size``, to know whether more follow) and the token
+    of the page after it ("" when none follows)."""
+    if len(rows) <= size:
+        return rows, ""
+    shown = rows[:size]
+    return shown, token(scope, key(shown[-1]))

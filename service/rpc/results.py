@@ -74,14 +74,10 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     ) -> results_pb2.ListRoundResultsResponse:
         after, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
         await self.run(self.app.table, request.table_id)  # NOT_FOUND for an unknown table
-        rounds = await self.run(self.store.table_history, request.table_id, after, size + 1)
-        more = len(rounds) > size
-        rounds = rounds[:size]
+        found = await self.run(self.store.table_history, request.table_id, after, size + 1)
+        rounds, following = paging.cut(f"t:{request.table_id}", found, size, lambda r: r.number)
         return results_pb2.ListRoundResultsResponse(
-            rounds=[self._table_round(r) for r in rounds],
-            next_page_token=paging.token(f"t:{request.table_id}", rounds[-1].number)
-            if more
-            else "",
+            rounds=[self._table_round(r) for r in rounds], next_page_token=following
         )
 
     @staticmethod
@@ -109,9 +105,8 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     ) -> results_pb2.ListLedgerEntriesResponse:
         after, size = paging.page(f"p:{request.player_id}", request.page_size, request.page_token)
         await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
-        entries = await self.run(self.store.ledger, request.player_id, after, size + 1)
-        more = len(entries) > size
-        entries = entries[:size]
+        found = await self.run(self.store.ledger, request.player_id, after, size + 1)
+        entries, following = paging.cut(f"p:{request.player_id}", found, size, lambda e: e.txn_id)
         return results_pb2.ListLedgerEntriesResponse(
             entries=[
                 results_pb2.LedgerEntry(
@@ -125,9 +120,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
                 )
                 for e in entries
             ],
-            next_page_token=paging.token(f"p:{request.player_id}", entries[-1].txn_id)
-            if more
-            else "",
+            next_page_token=following,
         )
 
     @rpc
