@@ -36,7 +36,7 @@ ADDRESS ?= 127.0.0.1:50051
 DATA ?= var
 
 run: setup
-	@echo "thirteen: serving on $(ADDRESS) with SQLite under ./$(DATA) (Ctrl-C stops)."
+	@echo "thirteen: serving on $(ADDRESS) with SQLite under ./$(DATA), seed key $(DATA)/seed.key (Ctrl-C stops)."
 	@echo "  In another terminal:  $(BIN)/thirteen demo --address $(ADDRESS)"
 	@echo "  Or with reflection:   $(BIN)/buf curl --protocol grpc --http2-prior-knowledge \\"
 	@echo "      --data '{\"player_id\": \"alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/GetBalance"

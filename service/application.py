@@ -33,15 +33,17 @@ from domain.ids import (
 from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.ruleset import Ruleset
-from domain.shuffle import SEED_BYTES
+from domain.seeds import KEY_BYTES, NONCE_BYTES, KeyRing
 from domain.specials import Special, Split
 from domain.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
+from service import caller
 from service.answers import Saved
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, NotFound
 from service.event_log import EventLogApplication
+from service.security.access import check_dealer
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -128,11 +130,24 @@ class Thirteen(EventLogApplication):
         env: dict[str, str] | None = None,
         *,
         clock: Clock | None = None,
-        seeds: Callable[[], bytes] | None = None,
+        seed_keys: KeyRing | Callable[[], KeyRing] | None = None,
+        nonces: Callable[[], bytes] | None = None,
     ) -> None:
+        """``seed_keys``: the keys the server seeds are derived from (``domain.seeds``), or what
+        reads them when first needed (``service.seed_keys``); without, a random key held only in
+        memory, so tables it commits cannot be dealt after the application is gone. ``nonces``:
+        the fresh public randomness of each commitment (R12.1); a test may fix it."""
         super().__init__(env)
         self.clock = clock or SystemClock()
-        self.seeds = seeds or (lambda: secrets.token_bytes(SEED_BYTES))  # R12.1
+        self._seed_keys = seed_keys or KeyRing.of([secrets.token_bytes(KEY_BYTES)])
+        self.nonces = nonces or (lambda: secrets.token_bytes(NONCE_BYTES))
+
+    @property
+    def seed_keys(self) -> KeyRing:
+        """The seed keys, read on first use when given as a reader (a key file)."""
+        if not isinstance(self._seed_keys, KeyRing):
+            self._seed_keys = self._seed_keys()
+        return self._seed_keys
 
     def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         """In a command, the writer's aggregate (``service.writer``); elsewhere a reader's copy."""
@@ -170,6 +185,13 @@ class Thirteen(EventLogApplication):
             wallet_uuid(player_id),
             f"player {player_id!r} has no wallet: credit coins first",
         )
+
+    def _run_by_caller(self, table_id: str) -> Table:
+        """The table, for a command that runs it: only its dealer or an admin may (issue 11,
+        ``service.security.access``); refused before anything changes."""
+        table = self.table(table_id)
+        check_dealer(caller.current(), table.table_id, table.dealer)
+        return table
 
     # Wallets ----------------------------------------------------------------------------------
 
@@ -249,7 +271,15 @@ class Thirteen(EventLogApplication):
             ):
                 return existing
             raise AlreadyExists(f"table {table_id!r} already exists", field="table_id")
-        table = Table.open(table_id, ruleset, request_id, self.seeds(), self.clock.now())
+        table = Table.open(
+            table_id,
+            ruleset,
+            request_id,
+            self.seed_keys,
+            self.nonces(),
+            caller.current().identity,
+            self.clock.now(),
+        )
         self.save(table)
         return table
 
@@ -257,7 +287,7 @@ class Thirteen(EventLogApplication):
     def sit_down(self, table_id: str, player_id: str) -> Table:
         """R8.1, R10.1, R10.6."""
         check_id(player_id, "player_id")
-        table = self.table(table_id)
+        table = self._run_by_caller(table_id)
         wallet = self.wallet(player_id)
         if player_id in table.seats:
             return table
@@ -272,7 +302,7 @@ class Thirteen(EventLogApplication):
         """R10.5: free between rounds; between the deal and the showdown an escape (R11)
         (``domain.showdown.stand_up``)."""
         check_id(player_id, "player_id")
-        table = self.table(table_id)
+        table = self._run_by_caller(table_id)
         if player_id not in table.seats:
             raise SeatError(
                 f"player {player_id!r} is not seated at table {table_id!r}", field="player_id"
@@ -281,7 +311,7 @@ class Thirteen(EventLogApplication):
         wallet = self.wallet(player_id)
         round_ = self.round(table.current_round) if table.current_round else None
         others = {p: self.wallet(p) for p in round_.active if p != player_id} if round_ else {}
-        left = showdown.stand_up(table, wallet, round_, others, self.seeds, now)
+        left = showdown.stand_up(table, wallet, round_, others, self.seed_keys, self.nonces(), now)
         if not left.escaped:
             self.save(table, wallet)
             return StandUpResult(table, False, {})
@@ -306,7 +336,7 @@ class Thirteen(EventLogApplication):
                 f"client_seed is longer than {MAX_CLIENT_SEED_LENGTH} characters",
                 field="client_seed",
             )
-        table = self.table(table_id)
+        table = self._run_by_caller(table_id)
         if request_id:
             check_id(request_id, "request_id")
             round_id = deal_round_id(table_id, request_id)
@@ -322,6 +352,7 @@ class Thirteen(EventLogApplication):
         else:
             round_id = str(uuid4())
         now = self.clock.now()
+        seed = table.committed_seed(self.seed_keys)  # R12.1, before anything changes
         table.start_round(round_id, now)
         wallets = [self.wallet(p) for p in table.seats]
         round_ = Round.deal(
@@ -329,7 +360,7 @@ class Thirteen(EventLogApplication):
             table_id=table_id,
             number=len(table.round_ids),
             balances={w.player_id: w.balance for w in wallets},
-            server_seed=bytes.fromhex(table.next_seed),
+            server_seed=seed,
             client_seed=client_seed,
             ruleset=table.ruleset,
             at=now,
@@ -351,6 +382,7 @@ class Thirteen(EventLogApplication):
     ) -> ArrangeResult:
         """R4 (a foul is accepted as a draft) or, with ``special``, R5.4 and R5.5."""
         round_ = self.round(round_id)
+        self._run_by_caller(round_.table_id)
         check_id(player_id, "player_id")
         now = self.clock.now()
         if special:
@@ -372,14 +404,14 @@ class Thirteen(EventLogApplication):
         publish the table's next commitment (R12.1) (``domain.showdown.reveal``). Revealing
         again returns the result the reveal recorded."""
         round_ = self.round(round_id)
+        table = self._run_by_caller(round_.table_id)
         if round_.revealed:
             return RevealResult(round_, round_result(round_), self._stored_reveal(round_))
         if round_.ended:
             raise PhaseError(f"round {round_id} ended without a showdown (R11.3)")
-        table = self.table(round_.table_id)
         now = self.clock.now()
         wallets = {p: self.wallet(p) for p in round_.active}
-        showdown.reveal(round_, table, wallets, self.seeds, now)
+        showdown.reveal(round_, table, wallets, self.seed_keys, self.nonces(), now)
         saved = self.save(round_, table, *wallets.values())
         return RevealResult(round_, round_result(round_), saved)
 

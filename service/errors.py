@@ -19,3 +19,21 @@ class Conflict(RuleError):
 
 class Unavailable(RuleError):
     """The service cannot answer now (shutting down, or a read model is behind)."""
+
+
+class Unauthenticated(RuleError):
+    """A call without an identity (no verified client certificate) where a policy asks for
+    one."""
+
+    def __init__(self, message: str, *, roles: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.roles = roles
+
+
+class PermissionDenied(RuleError):
+    """An identity without the role a call needs, or a dealer at another dealer's table;
+    ``roles`` are the roles that would be allowed."""
+
+    def __init__(self, message: str, *, roles: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.roles = roles

@@ -4,6 +4,7 @@ variables). Stored events are made immutable by triggers in either database."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -18,6 +19,7 @@ from projections.projector import AdvisoryLock, FileLock, Leadership
 from projections.store import ViewStore
 from service.application import Thirteen
 from service.clock import Clock
+from service.seed_keys import SEED_KEY_FILE, load_or_create
 
 log = structlog.get_logger("thirteen.storage")
 T = TypeVar("T")
@@ -216,14 +218,21 @@ def while_starting(what: str, attempt: Callable[[], T], seconds: float = STARTIN
 
 
 def open_app(
-    data: Path, *, clock: Clock | None = None, environ: Mapping[str, str] | None = None
+    data: Path,
+    *,
+    clock: Clock | None = None,
+    environ: Mapping[str, str] | None = None,
+    seed_key: Path | None = None,
 ) -> Thirteen:
-    """The application on the configured store, with its event table protected."""
+    """The application on the configured store, with its event table protected. Its server
+    seeds are derived from the keys in ``seed_key`` (default ``<data>/seed.key``), read (or
+    created) when first needed, so that tools that only read the store never touch it."""
     env = store_env(data, environ)
+    keys = functools.partial(load_or_create, seed_key or data / SEED_KEY_FILE)
 
     def attempt() -> Thirteen:
         with starting_together(env):
-            app = Thirteen(env, clock=clock)
+            app = Thirteen(env, clock=clock, seed_keys=keys)
             protect(app)
         return app
 

@@ -15,6 +15,7 @@ from domain.errors import RuleError
 from domain.round import Round
 from projections.folds import OpenRound
 from service.application import Thirteen
+from service.caller import SWEEPER, acting_as
 
 log = structlog.get_logger(__name__)
 
@@ -51,7 +52,8 @@ class DeadlineSweeper:
         revealed = []
         for round_id in self.app.overdue(due):
             try:
-                self.app.reveal(round_id)
+                with acting_as(SWEEPER):  # recorded as the sweeper's reveal
+                    self.app.reveal(round_id)
                 revealed.append(round_id)
                 log.info("round_revealed_at_deadline", round_id=round_id)
             except RuleError as error:  # another replica or caller was first

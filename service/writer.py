@@ -40,7 +40,9 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
 from domain.errors import RuleError
+from service import caller
 from service.answers import Answer, LoopAnswer, Present, Saved, ThreadAnswer, settle_all
+from service.caller import CALLER_FIELD
 from service.errors import Conflict, Unavailable
 
 if TYPE_CHECKING:
@@ -200,7 +202,8 @@ class Writer:
         return found
 
     def stage(self, objs: Sequence[Any]) -> Saved:
-        """Take the new events of ``objs`` into the batch (stored when it commits)."""
+        """Take the new events of ``objs`` into the batch (stored when it commits), each
+        naming the caller of the command that caused it (``service.caller``)."""
         batch = self.batch
         assert batch is not None, "save outside a command"
         events: list[Any] = []
@@ -208,6 +211,9 @@ class Writer:
             if isinstance(obj, Aggregate):
                 batch.touched[obj.id] = obj
                 events += obj.collect_events()
+        identity = caller.current().identity
+        for event in events:  # stored with the event, inside its chain link
+            object.__setattr__(event, CALLER_FIELD, identity)
         saved = Saved(events)
         batch.saves.append((saved, len(batch.events)))
         batch.events += events

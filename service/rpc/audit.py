@@ -40,8 +40,8 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
 
     def _export(self, round_id: str) -> Evidence:
         """The evidence of a finished round. Before the end it would carry secrets: every
-        hand and submission, and the table's opening holds the first round's server seed
-        (R12.1)."""
+        hand and submission, and the opening of a table opened by the first versions holds
+        the first round's server seed in clear (R12.1)."""
         if not visibility.is_public(self.app.round(round_id)):
             raise PhaseError(
                 f"round {round_id} is not over yet: it can be exported once it is "

@@ -37,6 +37,7 @@ from service.rpc.table import TableServicer
 from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
+from service.security.policy import Policy
 from service.storage import open_views, serving, starting_together, while_starting
 from service.sweeper import DeadlineSweeper
 
@@ -97,11 +98,23 @@ async def start(
     workers: int = 8,
     sweep_interval: float = 0.25,
     poll_interval: float = 0.2,
+    credentials: grpc.ServerCredentials | None = None,
+    policy: Policy | None = None,
 ) -> Running:
-    """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server."""
+    """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
+    over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
+    the callers their roles (default: everyone is admin)."""
     lock = serving(app)  # first: a second server on a SQLite store stops here
     try:
-        running = await _start(app, address, workers, sweep_interval, poll_interval)
+        running = await _start(
+            app,
+            address,
+            workers,
+            sweep_interval,
+            poll_interval,
+            credentials,
+            policy or Policy.everyone_admin(),
+        )
     except BaseException:
         if lock is not None:
             lock.release()
@@ -111,11 +124,17 @@ async def start(
 
 
 async def _start(
-    app: Thirteen, address: str, workers: int, sweep_interval: float, poll_interval: float
+    app: Thirteen,
+    address: str,
+    workers: int,
+    sweep_interval: float,
+    poll_interval: float,
+    credentials: grpc.ServerCredentials | None,
+    policy: Policy,
 ) -> Running:
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
-    run = Runner(executor)
+    run = Runner(executor, policy)
     hub = WatchHub(loop, app)
     server = grpc.aio.server(
         interceptors=[RefuseUndecodable()],
@@ -155,7 +174,10 @@ async def _start(
         [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server
     )
     try:
-        port = server.add_insecure_port(address)
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
     except RuntimeError:  # grpc reports a failed bind this way
         port = 0
     if port == 0:
@@ -193,11 +215,28 @@ async def _start(
     )
 
 
-async def serve_forever(app: Thirteen, address: str, *, on_started: object = None) -> None:
-    """Serve until SIGTERM or SIGINT, then shut down gracefully."""
-    running = await start(app, address)
+async def serve_forever(
+    app: Thirteen,
+    address: str,
+    *,
+    on_started: object = None,
+    credentials: grpc.ServerCredentials | None = None,
+    mutual_tls: bool = False,
+    policy: Policy | None = None,
+) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials`` and ``policy``
+    as for ``start`` (``mutual_tls`` only says, in the log, that clients must show a
+    certificate)."""
+    policy = policy or Policy.everyone_admin()
+    running = await start(app, address, credentials=credentials, policy=policy)
     host = address.rsplit(":", 1)[0]
-    log.info("serving", address=f"{host}:{running.port}")
+    transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
+    log.info("serving", address=f"{host}:{running.port}", transport=transport)
+    if policy.open:
+        log.warning(
+            "every_caller_is_admin",
+            reason="no --policy: every caller may call everything",
+        )
     if callable(on_started):
         on_started(running)
     stop = asyncio.Event()

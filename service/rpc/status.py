@@ -32,8 +32,16 @@ from domain.errors import (
     StakeError,
 )
 from domain.limits import LimitReached
+from domain.seeds import SeedKeyMissing
 from domain.wallet import InsufficientFunds
-from service.errors import AlreadyExists, Conflict, NotFound, Unavailable
+from service.errors import (
+    AlreadyExists,
+    Conflict,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+    Unavailable,
+)
 
 DOMAIN = "thirteen.v1"
 MAX_MESSAGE_CHARS = 300
@@ -42,11 +50,14 @@ MAX_FIELD_CHARS = 100
 
 # (exception class, status code, ErrorInfo reason), most specific first.
 _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"),
+    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
     (NotFound, grpc.StatusCode.NOT_FOUND, "NOT_FOUND"),
     (AlreadyExists, grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS"),
     (Conflict, grpc.StatusCode.ABORTED, "CONCURRENT_UPDATE"),
     (Unavailable, grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE"),
     (DeclarationRefused, grpc.StatusCode.FAILED_PRECONDITION, "SPECIAL_NOT_HELD"),
+    (SeedKeyMissing, grpc.StatusCode.FAILED_PRECONDITION, "SEED_KEY_MISSING"),
     (PhaseError, grpc.StatusCode.FAILED_PRECONDITION, "WRONG_PHASE"),
     (SeatError, grpc.StatusCode.FAILED_PRECONDITION, "SEAT_RULE"),
     (StakeError, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_STAKE"),
@@ -88,11 +99,16 @@ def _pack(message: Message) -> any_pb2.Any:
 
 
 def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.Status:
-    """The status for a refused command: ErrorInfo always, plus BadRequest field violations
-    for malformed input or PreconditionFailure for a rule or phase."""
+    """The status for a refused command: ErrorInfo always (naming the roles that would be
+    allowed, for a refused caller), plus BadRequest field violations for malformed input or
+    PreconditionFailure for a rule or phase."""
     code, reason = classify(error)
     message, field = clip(error.message), clip(error.field, MAX_FIELD_CHARS)
-    info = {clip(k, MAX_FIELD_CHARS): clip(v) for k, v in (metadata or {}).items()}
+    metadata = dict(metadata or {})
+    if isinstance(error, Unauthenticated | PermissionDenied) and error.roles:
+        metadata["missing_role"] = error.roles[0]
+        metadata["allowed_roles"] = ",".join(error.roles)
+    info = {clip(k, MAX_FIELD_CHARS): clip(v) for k, v in metadata.items()}
     details = [_pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=info))]
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         details.append(

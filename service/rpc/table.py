@@ -12,6 +12,7 @@ from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.limits import MAX_POSITION
+from service import caller
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
 from service.application import ArrangeResult, RevealResult, StandUpResult, Thirteen
@@ -19,6 +20,7 @@ from service.rpc import mapping, paging
 from service.rpc.runner import Runner, request_id_of, rpc
 from service.rpc.status import to_status
 from service.rpc.watch import WatchHub
+from service.security.access import DEALER, check_dealer, check_round_readable
 
 Context = grpc.aio.ServicerContext
 
@@ -161,7 +163,21 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> pb.GetRoundResponse:
         viewer = mapping.viewer(request.viewer)
         round_ = await self.run(self.app.round, request.round_id)
+        who = caller.current()
+        check_round_readable(who, round_.round_id, visibility.is_public(round_))
+        if viewer and not who.admin:
+            viewer = await self._viewer(round_.table_id, viewer)
         return pb.GetRoundResponse(**mapping.round_fields(round_, viewer))
+
+    async def _viewer(self, table_id: str, viewer: str) -> str:
+        """``viewer`` for the table's dealer; refused for another dealer (it would see a
+        player's hand at a table it does not run); for anyone else, an observer's view."""
+        who = caller.current()
+        if not who.has(DEALER):
+            return ""
+        table = await self.run(self.app.table, table_id)
+        check_dealer(who, table.table_id, table.dealer)
+        return viewer
 
     async def WatchTable(
         self,
@@ -171,12 +187,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Catch up from the store after ``after``, then follow live; positions only grow."""
         structlog.contextvars.bind_contextvars(request_id=request_id_of(context), rpc="WatchTable")
         try:
+            self.run.authorize(context, "WatchTable")
             if not 0 <= request.after <= MAX_POSITION:
                 raise RuleError(
                     f"after must be a log position from 0 to {MAX_POSITION}", field="after"
                 )
             viewer = mapping.viewer(request.viewer)
             table = await self.run(self.app.table, request.table_id)
+            if viewer and not caller.current().admin:
+                check_dealer(caller.current(), table.table_id, table.dealer)
         except RuleError as error:
             await context.abort_with_status(to_status(error))
         rounds = [round_uuid(r) for r in table.round_ids]

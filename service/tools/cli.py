@@ -2,7 +2,8 @@
 
 Bad input is answered with a one-line message on stderr and exit status 2; nothing here prints
 a traceback. Each command's body is in the module named for it: ``offline`` (score, suggest,
-deal), ``store_commands`` (serve, projections rebuild, replay, explain), ``audit``, ``demo``.
+deal), ``store_commands`` (serve, projections rebuild, replay, explain), ``audit``, ``demo``,
+``dev_certs``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from domain.shuffle import SEED_BYTES
@@ -58,9 +60,32 @@ def _rounds(text: str) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     """Four bots play a few rounds through the gRPC API, narrated."""
+    from service.security.tls import TlsConfigError, channel_credentials
     from service.tools.demo import main as demo
 
-    return demo(args.address, args.rounds, args.seed)
+    credentials = None
+    if args.ca is not None:
+        if args.address is None:
+            return _refuse("demo", "--ca needs --address (the demo's own server is plaintext)")
+        try:
+            credentials = channel_credentials(args.ca, args.cert, args.key)
+        except TlsConfigError as error:
+            return _refuse("demo", str(error))
+    elif args.cert is not None or args.key is not None:
+        return _refuse("demo", "--cert and --key need --ca (the CA that signed the server's)")
+    return demo(args.address, args.rounds, args.seed, credentials=credentials)
+
+
+def _dev_certs(args: argparse.Namespace) -> int:
+    """Development certificates and a policy for mutual TLS on this machine."""
+    from service.tools.dev_certs import write
+
+    return write(args.dir, force=args.force)
+
+
+def _refuse(command: str, message: str) -> int:
+    print(f"thirteen {command}: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,6 +116,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--data", default="var", help="data directory for the SQLite store (default ./var)"
     )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--seed-key",
+        type=Path,
+        metavar="FILE",
+        help="the keys server seeds are derived from, one per line, the current first "
+        "(default <data>/seed.key, created when missing; every replica needs the same file)",
+    )
+    tls = serve.add_argument_group(
+        "transport security", "an address other than loopback needs TLS, or --insecure"
+    )
+    tls.add_argument("--tls-cert", type=Path, metavar="FILE", help="server certificate (PEM)")
+    tls.add_argument("--tls-key", type=Path, metavar="FILE", help="its private key (PEM)")
+    tls.add_argument(
+        "--client-ca",
+        type=Path,
+        metavar="FILE",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
+    tls.add_argument(
+        "--policy",
+        type=Path,
+        metavar="FILE",
+        help="TOML mapping client identities to roles (default: every caller is admin)",
+    )
+    tls.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve plaintext on an address other than loopback (anyone reaching it is admin)",
+    )
     serve.set_defaults(run=store_commands.serve)
     projections = commands.add_parser("projections", help="maintain the read models")
     tasks = projections.add_subparsers(dest="task", required=True, parser_class=_Parser)
@@ -134,7 +188,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--seed", default=None, help="seeds the client seeds and the foul draft (default random)"
     )
+    demo.add_argument(
+        "--ca", type=Path, metavar="FILE", help="connect over TLS, trusting this CA (PEM)"
+    )
+    demo.add_argument(
+        "--cert", type=Path, metavar="FILE", help="client certificate for mutual TLS (PEM)"
+    )
+    demo.add_argument("--key", type=Path, metavar="FILE", help="its private key (PEM)")
     demo.set_defaults(run=_demo)
+    certs = commands.add_parser(
+        "dev-certs",
+        help="write a development CA, server and per-role client certificates and a policy",
+    )
+    certs.add_argument("dir", type=Path, metavar="DIR", help="where to write them")
+    certs.add_argument("--force", action="store_true", help="overwrite files already there")
+    certs.set_defaults(run=_dev_certs)
     replay = commands.add_parser(
         "replay", help="a round's events in order, each with the round's state after it"
     )

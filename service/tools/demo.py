@@ -20,6 +20,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+import grpc
+
 from domain.arrangement import Arrangement
 from domain.cards import format_cards, parse_cards
 from domain.fairness import prove
@@ -311,12 +313,19 @@ def finish(game: Game) -> None:
     )
 
 
-def play(address: str, where: str, rounds: int, seed: str, out: TextIO) -> None:
-    """The whole demo against the server at ``address``."""
+def play(
+    address: str,
+    where: str,
+    rounds: int,
+    seed: str,
+    out: TextIO,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> None:
+    """The whole demo against the server at ``address`` (over TLS with ``credentials``)."""
     screen = Screen(out, colour=wants_colour(out))
     screen.line(f"thirteen demo: four bots play {plural(rounds, 'round')} (seed {seed})")
     screen.line(f"server: {where}")
-    api = Api(address)
+    api = Api(address, credentials)
     try:
         # A fresh tag each run gives fresh players, so one server can host any number of demos.
         game = Game(api, screen, random.Random(seed), tag=secrets.token_hex(2))
@@ -328,12 +337,20 @@ def play(address: str, where: str, rounds: int, seed: str, out: TextIO) -> None:
         api.close()
 
 
-def main(address: str | None, rounds: int, seed: str | None, out: TextIO = sys.stdout) -> int:
-    """Run the demo; a problem is one line on stderr and exit status 1."""
+def main(
+    address: str | None,
+    rounds: int,
+    seed: str | None,
+    out: TextIO = sys.stdout,
+    *,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> int:
+    """Run the demo (over TLS with ``credentials``); a problem is one line on stderr and exit
+    status 1."""
     seed = seed if seed is not None else secrets.token_hex(4)
     try:
         if address is not None:
-            play(address, address, rounds, seed, out)
+            play(address, address, rounds, seed, out, credentials)
         else:
             with local_server() as local:
                 where = f"{local}, started for the demo on a temporary SQLite store"

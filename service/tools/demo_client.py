@@ -25,9 +25,14 @@ class DemoFailed(Exception):
 class Api:
     """The public stubs; each call has a deadline, and a failed call becomes one readable line."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, credentials: grpc.ChannelCredentials | None = None) -> None:
         self.address = address
-        self.channel = grpc.insecure_channel(address)
+        self.tls = credentials is not None
+        self.channel = (
+            grpc.insecure_channel(address)
+            if credentials is None
+            else grpc.secure_channel(address, credentials)
+        )
         self._wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
         self._tables = table_pb2_grpc.TableServiceStub(self.channel)
 
@@ -46,10 +51,18 @@ class Api:
     def _explain(self, method: str, error: grpc.RpcError) -> str:
         code, details = error.code(), error.details() or ""
         if code == grpc.StatusCode.UNAVAILABLE:
+            # A refused TLS handshake reaches the client as a closed socket, nothing more.
+            tls = (
+                "; over TLS the handshake fails too when the server serves plaintext, does not"
+                " trust --cert (mutual TLS: signed by its --client-ca, not expired) or has a"
+                " certificate --ca did not sign"
+                if self.tls
+                else ""
+            )
             return (
                 f"cannot reach a thirteen server at {self.address} ({details.split(';')[0]});"
                 " is `thirteen serve` (or `make run`) running there? Without --address the demo"
-                " starts a server of its own"
+                f" starts a server of its own{tls}"
             )
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return f"the server at {self.address} did not answer {method} in {CALL_TIMEOUT:g} s"

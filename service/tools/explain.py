@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +33,7 @@ from domain.settlement import gross
 from domain.specials import Special
 from domain.table import Table
 from service.application import Thirteen
+from service.caller import UNKNOWN, recorded
 from service.evidence import Decoder, record_of
 from service.tools.replay import fold, phase, round_events
 
@@ -156,6 +157,7 @@ class Report:
     pairs: tuple[PairView, ...]
     proof: Proof
     notes: tuple[str, ...] = ()
+    callers: tuple[tuple[str, str], ...] = ()  # (what was stored, the identity that called)
 
     @property
     def over(self) -> bool:
@@ -186,12 +188,32 @@ def load(app: Thirteen, round_id: str) -> Report:
     """The report of a stored round; raises ``NotFound`` for an unknown round."""
     events = [event for _, event in round_events(app, round_id)]
     round_ = fold(events)
-    return build(round_, _publication(app, round_))
+    report = build(round_, _publication(app, round_))
+    callers = tuple((_deed(e), recorded(e)) for e in events)
+    if all(who == UNKNOWN for _, who in callers):  # stored before callers were recorded
+        return report
+    return replace(report, callers=callers)
+
+
+def _deed(event: Any) -> str:
+    """What an event of the round records, in words (``callers``)."""
+    kind = type(event).__name__
+    player = getattr(event, "player_id", None)
+    words = {
+        "Dealt": "dealt",
+        "Arranged": f"arranged for {player}",
+        "SpecialDeclared": f"declared a special for {player}",
+        "PlayerEscaped": f"{player} escaped",
+        "Revealed": "revealed",
+        "Abandoned": "abandoned",
+    }
+    return words.get(kind, kind)
 
 
 def _publication(app: Thirteen, round_: Round) -> str:
     """Where the table published the round's commitment, before the deal (R12.1). The table's
-    events also hold its unrevealed next seed: only the commitment and time are read here."""
+    events of a table opened by the first versions also hold its unrevealed next seed in clear:
+    only the commitment and time are read here."""
     decoder = Decoder()
     for stored in app.recorder.select_events(table_uuid(round_.table_id)):
         event = decoder.event(record_of(0, stored))

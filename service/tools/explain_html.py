@@ -315,6 +315,15 @@ def render_html(report: Report, player: str | None = None) -> str:
     if report.over:
         body.append(_coins(report))
     body.append(_proof(report))
+    if report.callers:
+        body.append(
+            '<section class="callers"><h2>Who called</h2><dl>'
+            + "".join(
+                f"<dt>{_e(deed)}</dt><dd><code>{_e(who)}</code></dd>"
+                for deed, who in report.callers
+            )
+            + "</dl></section>"
+        )
     body.append("</main>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

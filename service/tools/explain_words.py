@@ -346,4 +346,8 @@ def render_text(report: Report, player: str | None = None) -> str:
     out.append("")
     out.append("Fairness proof (R12)")
     out += [f"  {line}" for line in proof_lines(report)]
+    if report.callers:
+        out.append("")
+        out.append("Who called (the identity recorded with each event)")
+        out += [f"  {deed}: {who}" for deed, who in report.callers]
     return "\n".join(out) + "\n"

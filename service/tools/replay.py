@@ -21,6 +21,7 @@ from domain.chain import StoredRecord
 from domain.ids import round_uuid
 from domain.round import Round
 from service.application import Thirteen
+from service.caller import UNKNOWN, recorded
 from service.errors import NotFound
 from service.evidence import Decoder, record_of
 
@@ -127,6 +128,7 @@ def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
         "type": kind,
         "at": _time(event.at),
         "who": who,
+        "caller": recorded(event),  # whose call stored it; "unknown" if stored before it was kept
         "details": details,
     }
 
@@ -191,7 +193,8 @@ def _signed(value: int) -> str:
 def _event_line(event: dict[str, Any]) -> str:
     who = event["who"]
     by = "by the service" if who is None else f"by {who}"
-    return f"v{event['version']:<3} {event['at']}  {event['type']} {by}"
+    called = "" if event["caller"] == UNKNOWN else f", called by {event['caller']}"
+    return f"v{event['version']:<3} {event['at']}  {event['type']} {by}{called}"
 
 
 def _detail_lines(event: dict[str, Any]) -> list[str]:

@@ -6,9 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from domain.errors import RuleError
 from service.tools.console import EXIT_BAD_INPUT, ProgressBar, read_store
+
+if TYPE_CHECKING:
+    from service.security.policy import Policy
+    from service.security.tls import ServerTls
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -17,34 +22,112 @@ def serve(args: argparse.Namespace) -> int:
 
     from service import logging as service_logging
     from service.rpc.server import serve_forever
+    from service.seed_keys import SEED_KEY_FILE, SeedKeyError
     from service.storage import StoreConfigError, open_app
 
     service_logging.configure(args.log_level)
+    security = _transport_security(args)
+    if isinstance(security, str):
+        print(f"thirteen serve: {security}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    tls, policy = security
+    seed_key = args.seed_key or Path(args.data) / SEED_KEY_FILE
+    creating = not seed_key.exists()
     try:
-        app = open_app(Path(args.data))
+        app = open_app(Path(args.data), seed_key=seed_key)
     except StoreConfigError as error:
         print(f"thirteen serve: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as error:  # the database is unreachable or unusable
         print(f"thirteen serve: cannot open the event store: {error}", file=sys.stderr)
         return 1
+    try:
+        seed_keys = app.seed_keys  # read (or create) the key file now, not at the first deal
+    except SeedKeyError as error:
+        app.close()
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if creating:
+        print(
+            f"thirteen serve: created the seed key file {seed_key} (key id {seed_keys.current});"
+            " keep it secret, back it up, and give every replica the same file",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def started(running: object) -> None:
         port = getattr(running, "port", 0)
         host = args.address.rsplit(":", 1)[0]
+        transport = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
+        client = "" if tls is None else " --ca CA.pem"
+        client += " --cert CLIENT.pem --key CLIENT.key" if tls is not None and tls.mutual else ""
         print(
-            f"thirteen: serving gRPC on {host}:{port} (store: {app.env.get('PERSISTENCE_MODULE')})."
-            f" Try: {sys.argv[0]} demo --address {host}:{port}",
+            f"thirteen: serving gRPC on {host}:{port} over {transport}"
+            f" (store: {app.env.get('PERSISTENCE_MODULE')})."
+            f" Try: {sys.argv[0]} demo --address {host}:{port}{client}",
             file=sys.stderr,
             flush=True,
         )
 
     try:
-        asyncio.run(serve_forever(app, args.address, on_started=started))
+        asyncio.run(
+            serve_forever(
+                app,
+                args.address,
+                on_started=started,
+                credentials=tls.credentials if tls is not None else None,
+                mutual_tls=tls is not None and tls.mutual,
+                policy=policy,
+            )
+        )
     except OSError as error:
         print(f"thirteen serve: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _transport_security(args: argparse.Namespace) -> tuple[ServerTls | None, Policy | None] | str:
+    """``serve``'s TLS credentials and policy, or why the flags cannot be served (and the
+    warning ``--insecure`` asks for, logged)."""
+    import structlog
+
+    from service.security.policy import Policy, PolicyError
+    from service.security.tls import TlsConfigError, is_loopback, server_credentials
+
+    if (args.tls_cert is None) != (args.tls_key is None):
+        return "--tls-cert and --tls-key go together: give both (the certificate and its key)"
+    if args.client_ca is not None and args.tls_cert is None:
+        return "--client-ca needs --tls-cert and --tls-key (mutual TLS runs over TLS)"
+    if args.policy is not None and args.client_ca is None:
+        return (
+            "--policy needs --client-ca: identities come from client certificates, which "
+            "only mutual TLS asks for"
+        )
+    if args.insecure and args.tls_cert is not None:
+        return "--insecure serves plaintext; leave it out when giving --tls-cert and --tls-key"
+    if args.tls_cert is None and not args.insecure and not is_loopback(args.address):
+        return (
+            f"refusing to serve {args.address} without TLS: anyone who reaches it could call "
+            "everything and read the traffic; give --tls-cert and --tls-key (and --client-ca), "
+            "or --insecure to serve plaintext anyway"
+        )
+    try:
+        tls = (
+            None
+            if args.tls_cert is None
+            else server_credentials(args.tls_cert, args.tls_key, args.client_ca)
+        )
+        policy = None if args.policy is None else Policy.load(args.policy)
+    except (TlsConfigError, PolicyError) as error:
+        return str(error)
+    if args.insecure:
+        structlog.get_logger("thirteen.serve").warning(
+            "insecure_plaintext",
+            address=args.address,
+            reason="--insecure: no TLS, so every caller is unauthenticated and admin, and the "
+            "traffic can be read and changed on the way",
+        )
+    return tls, policy
 
 
 def rebuild(args: argparse.Namespace) -> int:

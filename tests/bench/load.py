@@ -68,6 +68,7 @@ class ServerProcess:
             [str(script)] if script.exists() else [sys.executable, "-m", "service.tools.cli"]
         )
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
+        command += ["--seed-key", str(data.parent / "seed.key")]  # shared by the replicas
         command += ["--log-level", "warning"]
         self.process = subprocess.Popen(
             command,

@@ -42,7 +42,7 @@ import grpc
 from grpc_health.v1 import health_pb2
 
 from domain.cards import DECK
-from tests.bench import database
+from tests.bench import access, database
 from tests.bench.load import (
     BUSY,
     CALL_TIMEOUT,
@@ -264,6 +264,7 @@ def report() -> Iterator[str]:
             helper,
         )
         yield _targets(sqlite, TARGET_RATIO)
+        yield access.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
 
         reason = database.unreachable()
         if reason is not None:

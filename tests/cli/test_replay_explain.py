@@ -16,6 +16,7 @@ import struct
 import subprocess
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape as html_escape
 from pathlib import Path
@@ -30,6 +31,7 @@ from domain.play import Play
 from domain.results import RoundResult, round_result
 from domain.ruleset import FUJIAN, STANDARD, Ruleset
 from domain.scoring import Seat, score_round
+from domain.seeds import KeyRing
 from domain.shuffle import deal
 from domain.specials import qualifying
 from domain.suggest import suggest
@@ -63,10 +65,14 @@ class Store:
     event_types: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _seeds() -> object:
-    """Server seeds known to the test, so the client seed of each round can be chosen."""
+KEYS = KeyRing.of([hashlib.sha256(b"test_replay_explain").digest()])
+
+
+def _nonces() -> Callable[[], bytes]:
+    """Commitment nonces fixed by the test, so that the store (and the client seed each round
+    needs) is the same at every run."""
     counter = itertools.count()
-    return lambda: hashlib.sha256(struct.pack(">Q", next(counter))).digest()
+    return lambda: hashlib.sha256(struct.pack(">Q", next(counter))).digest()[:16]
 
 
 def _swapped(a: Arrangement) -> Arrangement:
@@ -75,7 +81,7 @@ def _swapped(a: Arrangement) -> Arrangement:
 
 def _client_seed(app: Thirteen, table: str, request: str, fits) -> str:
     """The first client seed whose deal (R12) suits the scenario."""
-    seed = bytes.fromhex(app.table(table).next_seed)
+    seed = app.table(table).committed_seed(app.seed_keys)
     round_id = deal_round_id(table, request)
     players = len(app.table(table).seats)
     for n in range(5000):
@@ -112,7 +118,9 @@ def _arrange(app: Thirteen, round_id: str, player: str, ruleset: Ruleset) -> Non
 
 def build_store(data: Path) -> Store:
     clock = ManualClock()
-    app = Thirteen(store_env(data, {"THIRTEEN_STORE": "sqlite"}), clock=clock, seeds=_seeds())
+    app = Thirteen(
+        store_env(data, {"THIRTEEN_STORE": "sqlite"}), clock=clock, seed_keys=KEYS, nonces=_nonces()
+    )
     protect(app)
     store = Store(data)
     try:
@@ -175,7 +183,7 @@ def build_store(data: Path) -> Store:
 
         for round_id in (store.showdown, store.escape, store.bonus):
             store.results[round_id] = round_result(app.round(round_id))
-        store.open_seed = app.table("t").next_seed  # the seed round 3 was dealt from
+        store.open_seed = app.table("t").committed_seed(KEYS).hex()  # round 3 was dealt from it
         for round_id in (store.showdown, store.escape, store.open, store.bonus, store.abandoned):
             store.hands[round_id] = dict(app.round(round_id).hands)
             stored = app.recorder.select_events(round_uuid(round_id))
@@ -256,10 +264,11 @@ def test_replay_lists_every_event_of_the_round_in_order_with_the_state_after_it(
 def test_replay_text_shows_each_event_with_version_time_and_who(store):
     done = thirteen("replay", "--data", str(store.data), "--round", store.showdown)
     assert done.returncode == 0, done.stderr
-    heads = re.findall(r"^v(\d+) +(\S+)  (\w+) by (.+)$", done.stdout, re.MULTILINE)
+    heads = re.findall(r"^v(\d+) +(\S+)  (\w+) by (.+), called by (.+)$", done.stdout, re.MULTILINE)
     assert [int(v) for v, *_ in heads] == list(range(1, len(heads) + 1))
-    assert [kind for _, _, kind, _ in heads] == store.event_types[store.showdown]
-    assert {who for *_, who in heads} == {"the service", *PLAYERS}
+    assert [kind for _, _, kind, _, _ in heads] == store.event_types[store.showdown]
+    assert {who for *_, who, _ in heads} == {"the service", *PLAYERS}
+    assert {caller for *_, caller in heads} == {"thirteen:in-process"}  # issue 11
     assert "phase revealed, server seed " + store.results[store.showdown].server_seed in done.stdout
 
 

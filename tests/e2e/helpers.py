@@ -196,7 +196,7 @@ def client_seed_for(
     reads the seed the table committed to from the server's own application object and tries
     client seeds offline through the R12 shuffle, then deals through the API as usual. This is
     what a caller who knew the unrevealed seed could do; R12.1 is why no caller does."""
-    seed = bytes.fromhex(server.app.table(table_id).next_seed)
+    seed = server.app.table(table_id).committed_seed(server.app.seed_keys)
     round_id = deal_round_id(table_id, request_id)
     for k in range(tries):
         client_seed = f"pick-{k}"

@@ -32,8 +32,12 @@ class Replica:
     """``thirteen serve`` in a process of its own; its JSON log lines are collected."""
 
     def __init__(self, environ: dict[str, str], data: Path) -> None:
+        seed_key = data.parent / "seed.key"  # every replica of one store gets the same file
         self.process = subprocess.Popen(
-            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)],
+            [
+                *(str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)),
+                *("--seed-key", str(seed_key)),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

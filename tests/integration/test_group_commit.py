@@ -286,8 +286,9 @@ def test_a_refusal_read_across_another_replicas_commit_is_checked_and_run_again(
     and the command is refused. That refusal came from a torn read, so B checks what it read,
     finds the round moved on, and runs the reveal again: it answers A's stored receipt."""
     with store_environ("postgres", tmp_path) as environ:
-        a = open_app(tmp_path / "a", environ=environ)
-        b = open_app(tmp_path / "b", environ=environ)
+        shared = tmp_path / "seed.key"  # replicas of one store share the seed key file
+        a = open_app(tmp_path / "a", environ=environ, seed_key=shared)
+        b = open_app(tmp_path / "b", environ=environ, seed_key=shared)
         try:
             dealt, arrangements = dealt_round(a)
             for command, *args in arrangements[:3]:

@@ -31,6 +31,7 @@ from typing import Any
 
 import grpc
 
+from domain.seeds import KeyRing
 from service._generated.thirteen.v1 import (
     audit_pb2_grpc,
     results_pb2_grpc,
@@ -207,10 +208,12 @@ class InProcessServer:
         self.generation = 0
         self.exit_codes: list[tuple[str, int]] = []
         counter = itertools.count()
-        # R12.1 wants unpredictable seeds; a replayable simulation wants the same deals again.
-        self.seeds: Callable[[], bytes] = lambda: hashlib.sha256(
+        # R12.1 wants unpredictable seeds; a replayable simulation wants the same deals again:
+        # a key and commitment nonces drawn from the run's seed (the key outlives restarts).
+        self.seed_keys = KeyRing.of([hashlib.sha256(f"thirteen-sim-key:{seed}".encode()).digest()])
+        self.nonces: Callable[[], bytes] = lambda: hashlib.sha256(
             f"thirteen-sim:{seed}:{next(counter)}".encode()
-        ).digest()
+        ).digest()[:16]
         self._capture = capture_logs(processors=[structlog.processors.format_exc_info])
         self._records: list[dict[str, Any]] = self._capture.__enter__()
         self._lock = threading.Lock()
@@ -224,7 +227,12 @@ class InProcessServer:
         from service.storage import protect, store_env
 
         self.generation += 1
-        app = Thirteen(store_env(self.data, self.environ), clock=self.clock, seeds=self.seeds)
+        app = Thirteen(
+            store_env(self.data, self.environ),
+            clock=self.clock,
+            seed_keys=self.seed_keys,
+            nonces=self.nonces,
+        )
         protect(app)
         self.app = app
         self.loop = asyncio.new_event_loop()

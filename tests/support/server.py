@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.rpc.server import Running, start
+from service.security.policy import Policy
 from service.storage import open_app
 from tests.support.clock import ManualClock
 
@@ -25,27 +27,65 @@ class ServerThread:
     """Start with ``ServerThread(data, environ, clock)``; ``stop()`` shuts it down gracefully.
     Starting another on the same store is a restart."""
 
-    def __init__(self, data: Path, environ: dict[str, str], clock: ManualClock) -> None:
+    def __init__(
+        self,
+        data: Path,
+        environ: dict[str, str],
+        clock: ManualClock,
+        *,
+        credentials: grpc.ServerCredentials | None = None,
+        policy: Policy | None = None,
+        channel_credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
         self.clock = clock
         self.app = open_app(data, clock=clock, environ=environ)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.running: Running = self._call(
-            start(self.app, "127.0.0.1:0", sweep_interval=0.05, poll_interval=0.05)
+            start(
+                self.app,
+                "127.0.0.1:0",
+                sweep_interval=0.05,
+                poll_interval=0.05,
+                credentials=credentials,
+                policy=policy,
+            )
         )
         self.address = f"127.0.0.1:{self.running.port}"
-        self.channel = grpc.insecure_channel(self.address)
-        self.wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
-        self.tables = table_pb2_grpc.TableServiceStub(self.channel)
-        self.diagnostics = diagnostics_pb2_grpc.DiagnosticsServiceStub(self.channel)
-        self.results = results_pb2_grpc.ResultsServiceStub(self.channel)
-        self.audit = audit_pb2_grpc.AuditServiceStub(self.channel)
+        self.channel = (
+            grpc.insecure_channel(self.address)
+            if channel_credentials is None
+            else grpc.secure_channel(self.address, channel_credentials)
+        )
+        self._stubs(self.channel)
+
+    def _stubs(self, channel: grpc.Channel) -> None:
+        self.wallets = wallet_pb2_grpc.WalletServiceStub(channel)
+        self.tables = table_pb2_grpc.TableServiceStub(channel)
+        self.diagnostics = diagnostics_pb2_grpc.DiagnosticsServiceStub(channel)
+        self.results = results_pb2_grpc.ResultsServiceStub(channel)
+        self.audit = audit_pb2_grpc.AuditServiceStub(channel)
+
+    def client(self, credentials: grpc.ChannelCredentials) -> ServerThread:
+        """This server as seen by another client (its own channel and credentials); the
+        helpers of ``tests.e2e.helpers`` take it like the server itself. ``stop()`` on it
+        closes only its channel."""
+        other = copy.copy(self)
+        other.channel = grpc.secure_channel(self.address, credentials)
+        other._stubs(other.channel)
+        other._client = True
+        return other
 
     def _call(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=30)
 
+    _client = False
+
     def stop(self) -> None:
+        if self._client:
+            self.channel.close()
+            return
         if not self.thread.is_alive():
             return
         self.channel.close()

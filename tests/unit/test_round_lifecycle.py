@@ -8,6 +8,7 @@ import pytest
 from domain.errors import PhaseError, RuleError, SeatError, StakeError
 from domain.round import Round
 from domain.ruleset import STANDARD
+from domain.seeds import KeyRing, derive_seed
 from domain.shuffle import commitment, deal
 from domain.suggest import suggest
 from domain.table import Table
@@ -15,6 +16,8 @@ from domain.wallet import InsufficientFunds, Wallet
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 SEED = bytes(range(32))
+KEYS = KeyRing.of([SEED])
+NONCE = bytes(16)
 
 
 def dealt(players="ABCD", balances=None, ruleset=STANDARD):
@@ -150,7 +153,7 @@ def test_r9_3_the_outcome_recomputes_identically_from_the_events():
 
 
 def test_r10_1_a_table_seats_at_most_four_and_deals_with_at_least_two():
-    table = Table.open("t1", STANDARD, "", SEED, T0)
+    table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
     table.sit_down("A", T0)
     with pytest.raises(PhaseError, match="at least 2"):
         table.start_round("r1", T0)
@@ -164,13 +167,14 @@ def test_r10_1_a_table_seats_at_most_four_and_deals_with_at_least_two():
 
 
 def test_r12_1_a_new_commitment_is_published_whenever_a_round_ends():
-    table = Table.open("t1", STANDARD, "", SEED, T0)
+    table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
     first = table.next_commitment
     for p in "AB":
         table.sit_down(p, T0)
     table.start_round("r1", T0)
-    table.end_round("r1", bytes(32), T0)
-    assert table.next_commitment == commitment(bytes(32)) != first
+    table.end_round("r1", KEYS, bytes([1]) * 16, T0)
+    assert table.next_commitment == commitment(derive_seed(SEED, "t1", 2, bytes([1]) * 16)) != first
+    assert table.next_seed_key == KEYS.current and table.next_seed_nonce == "01" * 16
 
 
 def test_r10_6_no_debit_while_in_a_dealt_round_and_one_table_at_a_time():
@@ -190,7 +194,7 @@ def test_r10_6_no_debit_while_in_a_dealt_round_and_one_table_at_a_time():
 
 
 def test_r10_5_leaving_between_rounds_is_free():
-    table = Table.open("t1", STANDARD, "", SEED, T0)
+    table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
     table.sit_down("A", T0)
     table.stand_up("A", None, T0)
     assert table.seats == []

@@ -5,7 +5,7 @@ nothing anywhere."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,24 +16,18 @@ from domain.errors import PhaseError
 from domain.results import record
 from domain.round import Round
 from domain.ruleset import STANDARD
+from domain.seeds import KeyRing, SeedKeyMissing, derive_seed
 from domain.shuffle import commitment
 from domain.suggest import suggest
 from domain.table import Table
 from domain.wallet import Wallet
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-SEED = bytes(range(32))
-
-
-class Seeds:
-    """The table's next server seeds, counted as they are drawn."""
-
-    def __init__(self) -> None:
-        self.drawn: list[bytes] = []
-
-    def __call__(self) -> bytes:
-        self.drawn.append(bytes([len(self.drawn) + 1]) * 32)
-        return self.drawn[-1]
+KEY = bytes(range(32))
+KEYS = KeyRing.of([KEY])
+FIRST, NEXT = bytes([1]) * 16, bytes([2]) * 16  # the nonces of the table's two commitments
+SEED = derive_seed(KEY, "t1", 1, FIRST)  # what the table commits its first round to (R12.1)
+OTHER_KEYS = KeyRing.of([bytes(32)])  # a key file without the table's key
 
 
 @dataclass
@@ -41,7 +35,6 @@ class Given:
     table: Table
     wallets: dict[str, Wallet]
     round: Round | None = None
-    seeds: Seeds = field(default_factory=Seeds)
 
     def then(self) -> dict[str, list[str]]:
         """The events recorded since, by aggregate (round, table, then each wallet)."""
@@ -59,7 +52,7 @@ def nothing(found: dict[str, list[str]]) -> bool:
 
 def given(balances: dict[str, int], *, dealt: bool = True) -> Given:
     """A table with these players seated and, when ``dealt``, a round dealt to all of them."""
-    table = Table.open("t1", STANDARD, "", SEED, T0)
+    table = Table.open("t1", STANDARD, "", KEYS, FIRST, "dealer", T0)
     wallets = {}
     for player, balance in balances.items():
         wallet = Wallet(player_id=player)
@@ -75,7 +68,7 @@ def given(balances: dict[str, int], *, dealt: bool = True) -> Given:
             table_id="t1",
             number=1,
             balances=dict(balances),
-            server_seed=SEED,
+            server_seed=table.committed_seed(KEYS),
             client_seed="c",
             ruleset=STANDARD,
             at=T0,
@@ -100,7 +93,7 @@ def test_r10_3_r9_r12_1_a_reveal_settles_every_wallet_and_publishes_the_next_com
     state = given(dict.fromkeys("ABCD", 1000))
     assert state.round is not None
     arrange_well(state.round, *"ABCD")
-    outcome = showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+    outcome = showdown.reveal(state.round, state.table, state.wallets, KEYS, NEXT, T0)
     revealed = [e for e in state.round.pending_events if isinstance(e, Round.Revealed)]
     assert state.then() == {
         "round": ["Revealed"],
@@ -110,7 +103,8 @@ def test_r10_3_r9_r12_1_a_reveal_settles_every_wallet_and_publishes_the_next_com
     assert revealed[0].result == record(outcome.score)  # recorded once, with the reveal
     assert {p: w.balance - 1000 for p, w in state.wallets.items()} == outcome.coins
     assert all(w.round_id is None for w in state.wallets.values())  # R10.6: unlocked
-    assert state.seeds.drawn and state.table.next_commitment == commitment(state.seeds.drawn[0])
+    assert state.table.next_commitment == commitment(derive_seed(KEY, "t1", 2, NEXT))  # R12.1
+    assert state.table.next_seed_nonce == NEXT.hex() and state.table.clear_seed == ""
     assert state.round.server_seed == SEED.hex()  # R12.6
 
 
@@ -119,8 +113,8 @@ def test_r10_3_a_reveal_before_everyone_is_ready_records_nothing_anywhere():
     assert state.round is not None
     arrange_well(state.round, "A")
     with pytest.raises(PhaseError, match="still waiting for a non-foul arrangement from B"):
-        showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
-    assert nothing(state.then()) and state.seeds.drawn == []
+        showdown.reveal(state.round, state.table, state.wallets, KEYS, NEXT, T0)
+    assert nothing(state.then()) and state.table.next_seed_nonce == FIRST.hex()
 
 
 def test_r9_a_reveal_without_every_active_wallet_records_nothing_anywhere():
@@ -129,18 +123,18 @@ def test_r9_a_reveal_without_every_active_wallet_records_nothing_anywhere():
     arrange_well(state.round, *"ABC")
     some = {p: state.wallets[p] for p in "AB"}
     with pytest.raises(PhaseError, match="wallets of C"):
-        showdown.reveal(state.round, state.table, some, state.seeds, T0)
-    assert nothing(state.then()) and state.seeds.drawn == []
+        showdown.reveal(state.round, state.table, some, KEYS, NEXT, T0)
+    assert nothing(state.then()) and state.table.next_seed_nonce == FIRST.hex()
 
 
 def test_r10_4_a_revealed_round_is_not_revealed_again():
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     arrange_well(state.round, "A", "B")
-    showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+    showdown.reveal(state.round, state.table, state.wallets, KEYS, NEXT, T0)
     state.then()
     with pytest.raises(PhaseError, match="already over"):
-        showdown.reveal(state.round, state.table, state.wallets, state.seeds, T0)
+        showdown.reveal(state.round, state.table, state.wallets, KEYS, NEXT, T0)
     assert nothing(state.then())
 
 
@@ -149,10 +143,10 @@ def test_r10_4_a_revealed_round_is_not_revealed_again():
 
 def test_r10_5_leaving_between_rounds_is_free():
     state = given(dict.fromkeys("AB", 1000), dealt=False)
-    left = showdown.stand_up(state.table, state.wallets["A"], None, {}, state.seeds, T0)
+    left = showdown.stand_up(state.table, state.wallets["A"], None, {}, KEYS, NEXT, T0)
     assert left == showdown.Departure(escaped=False)
     assert state.then() == {"table": ["PlayerStoodUp"], "A": ["StoodUp"], "B": []}
-    assert state.table.seats == ["B"] and state.seeds.drawn == []
+    assert state.table.seats == ["B"] and state.table.next_seed_nonce == FIRST.hex()
 
 
 def test_r10_5_a_player_seated_after_the_deal_leaves_the_round_alone():
@@ -164,7 +158,7 @@ def test_r10_5_a_player_seated_after_the_deal_leaves_the_round_alone():
     late.collect_events()
     state.then()
     others = {p: state.wallets[p] for p in "AB"}
-    left = showdown.stand_up(state.table, late, state.round, others, state.seeds, T0)
+    left = showdown.stand_up(state.table, late, state.round, others, KEYS, NEXT, T0)
     assert not left.escaped
     assert state.then() == {"round": [], "table": ["PlayerStoodUp"], "A": [], "B": []}
     assert [type(e).__name__ for e in late.collect_events()] == ["StoodUp"]
@@ -175,7 +169,7 @@ def test_r11_an_escape_pays_the_others_and_the_round_goes_on():
     state = given({"A": 100, "B": 1000, "C": 100, "D": 100})
     assert state.round is not None and state.round.base_stake == 1
     others = {p: state.wallets[p] for p in "ACD"}
-    left = showdown.stand_up(state.table, state.wallets["B"], state.round, others, state.seeds, T0)
+    left = showdown.stand_up(state.table, state.wallets["B"], state.round, others, KEYS, NEXT, T0)
     assert left == showdown.Departure(escaped=True, transfers={"B": -25, "C": 9, "D": 8, "A": 8})
     assert state.then() == {
         "round": ["PlayerEscaped"],
@@ -188,14 +182,14 @@ def test_r11_an_escape_pays_the_others_and_the_round_goes_on():
     balances = {p: w.balance for p, w in state.wallets.items()}
     assert balances == {"A": 108, "B": 975, "C": 109, "D": 108}
     assert state.round.active == ["A", "C", "D"] and state.table.current_round == "r1"
-    assert state.seeds.drawn == []  # the round goes on: no new commitment
+    assert state.table.next_seed_nonce == FIRST.hex()  # the round goes on: no new commitment
 
 
 def test_r11_3_an_escape_that_leaves_one_player_ends_the_round_without_a_showdown():
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     left = showdown.stand_up(
-        state.table, state.wallets["A"], state.round, {"B": state.wallets["B"]}, state.seeds, T0
+        state.table, state.wallets["A"], state.round, {"B": state.wallets["B"]}, KEYS, NEXT, T0
     )
     assert left.escaped and left.abandoned and sum(left.transfers.values()) == 0
     assert state.then() == {
@@ -206,8 +200,7 @@ def test_r11_3_an_escape_that_leaves_one_player_ends_the_round_without_a_showdow
     }
     assert state.round.ended and not state.round.revealed
     assert state.round.server_seed == SEED.hex()  # R12.6: published at the end
-    assert len(state.seeds.drawn) == 1
-    assert state.table.next_commitment == commitment(state.seeds.drawn[0])  # R12.1
+    assert state.table.next_commitment == commitment(derive_seed(KEY, "t1", 2, NEXT))  # R12.1
     assert state.wallets["B"].round_id is None
 
 
@@ -219,7 +212,50 @@ def test_r11_an_escape_without_the_other_wallets_records_nothing_anywhere():
             state.wallets["A"],
             state.round,
             {"B": state.wallets["B"]},
-            state.seeds,
+            KEYS,
+            NEXT,
             T0,
         )
     assert nothing(state.then())
+
+
+# Seed keys (R12.1) ----------------------------------------------------------------------------
+
+
+def test_r12_1_a_reveal_without_the_committed_seed_key_records_nothing_anywhere():
+    state = given(dict.fromkeys("AB", 1000))
+    assert state.round is not None
+    arrange_well(state.round, "A", "B")
+    with pytest.raises(SeedKeyMissing, match=KEYS.current):
+        showdown.reveal(state.round, state.table, state.wallets, OTHER_KEYS, NEXT, T0)
+    assert nothing(state.then()) and not state.round.ended
+
+
+def test_r12_1_an_escape_that_ends_the_round_needs_the_seed_key_and_records_nothing_without():
+    state = given(dict.fromkeys("AB", 1000))
+    others = {"B": state.wallets["B"]}
+    with pytest.raises(SeedKeyMissing, match=KEYS.current):
+        showdown.stand_up(
+            state.table, state.wallets["A"], state.round, others, OTHER_KEYS, NEXT, T0
+        )
+    assert nothing(state.then()) and state.table.seats == ["A", "B"]
+
+
+def test_r12_1_an_escape_that_leaves_the_round_going_needs_no_seed_key():
+    state = given(dict.fromkeys("ABC", 1000))
+    others = {p: state.wallets[p] for p in "BC"}
+    left = showdown.stand_up(
+        state.table, state.wallets["A"], state.round, others, OTHER_KEYS, NEXT, T0
+    )
+    assert left.escaped and not left.abandoned
+
+
+def test_r12_1_the_next_commitment_is_made_under_the_current_key_after_a_rotation():
+    state = given(dict.fromkeys("AB", 1000))
+    assert state.round is not None
+    arrange_well(state.round, "A", "B")
+    rotated = KeyRing.of([bytes(32), KEY])  # a new current key; the old one kept
+    showdown.reveal(state.round, state.table, state.wallets, rotated, NEXT, T0)
+    assert state.round.server_seed == SEED.hex()  # revealed under the old key
+    assert state.table.next_seed_key == rotated.current != KEYS.current
+    assert state.table.next_commitment == commitment(derive_seed(bytes(32), "t1", 2, NEXT))

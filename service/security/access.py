@@ -1,0 +1,105 @@
+"""Who may call what: the roles each RPC needs, and a table's binding to the dealer that opened
+it (issue 11). ``admin`` holds every role. Health checking and reflection are not listed here:
+they stay open to everyone.
+
+| role | may |
+|---|---|
+| dealer | open tables; at its own tables seat, unseat, deal, arrange, reveal, and read and |
+|  | watch them with every hand |
+| cashier | credit, debit, balances |
+| reader | balances, results, ledger, statistics; rounds once they are over |
+| auditor | audit and export rounds once they are over; read them |
+| admin | everything, and every hand at every table |
+"""
+
+from __future__ import annotations
+
+from service.caller import ADMIN, Caller
+from service.errors import PermissionDenied, Unauthenticated
+from service.security.policy import Policy
+
+DEALER, CASHIER, READER, AUDITOR = "dealer", "cashier", "reader", "auditor"
+
+# RPC (its method name; unique across the services) → the roles allowed besides admin.
+METHOD_ROLES: dict[str, tuple[str, ...]] = {
+    # thirteen.v1.WalletService
+    "Credit": (CASHIER,),
+    "Debit": (CASHIER,),
+    "GetBalance": (CASHIER, READER),
+    # thirteen.v1.TableService: a dealer only at its own tables (``check_dealer``)
+    "OpenTable": (DEALER,),
+    "GetTable": (DEALER,),
+    "SitDown": (DEALER,),
+    "StandUp": (DEALER,),
+    "ListRounds": (DEALER,),
+    "Deal": (DEALER,),
+    "Arrange": (DEALER,),
+    "Reveal": (DEALER,),
+    "WatchTable": (DEALER,),
+    # readers and auditors see a round once it is over (``check_round_readable``)
+    "GetRound": (DEALER, READER, AUDITOR),
+    # thirteen.v1.ResultsService
+    "GetRoundResult": (READER, AUDITOR),
+    "ListRoundResults": (READER, AUDITOR),
+    "ListLedgerEntries": (READER, AUDITOR),
+    "GetPlayerStats": (READER,),
+    "GetLeaderboard": (READER,),
+    # thirteen.v1.AuditService
+    "ExportRound": (AUDITOR,),
+    "AuditRound": (AUDITOR,),
+    # thirteen.v1.DiagnosticsService
+    "Echo": (DEALER, CASHIER, READER, AUDITOR),  # any role
+}
+
+ANONYMOUS = "anonymous"  # the identity recorded for callers of a server without a policy
+
+
+def authorize(policy: Policy, identity: str | None, method: str) -> Caller:
+    """The caller of ``method`` with the roles ``policy`` grants ``identity``; refused with
+    UNAUTHENTICATED without an identity, PERMISSION_DENIED without one of the method's roles."""
+    roles = policy.roles_of(identity)
+    caller = Caller(identity or ANONYMOUS, roles)
+    allowed = METHOD_ROLES[method]
+    if ADMIN in roles or roles & set(allowed):
+        return caller
+    needed = (*allowed, ADMIN)
+    if identity is None:
+        raise Unauthenticated(
+            f"{method} needs a client certificate whose identity has the role "
+            f"{' or '.join(needed)}",
+            roles=needed,
+        )
+    raise PermissionDenied(
+        f"{identity!r} may not call {method}: it needs the role {' or '.join(needed)}",
+        roles=needed,
+    )
+
+
+def runs_table(caller: Caller, dealer: str) -> bool:
+    """Whether ``caller`` runs the table that ``dealer`` opened: that dealer, or admin. A table
+    opened before tables were bound to their dealer (``dealer`` empty), or by an anonymous
+    caller of a server without a policy, is any dealer's."""
+    if caller.admin:
+        return True
+    unbound = dealer in ("", ANONYMOUS)
+    return caller.has(DEALER) and (unbound or dealer == caller.identity)
+
+
+def check_dealer(caller: Caller, table_id: str, dealer: str) -> None:
+    """Refuse a command at a table that ``caller`` does not run (``runs_table``)."""
+    if not runs_table(caller, dealer):
+        raise PermissionDenied(
+            f"table {table_id!r} is run by another dealer: only its dealer or an admin may "
+            "seat, unseat, deal, arrange, reveal or watch hands there",
+            roles=(DEALER, ADMIN),
+        )
+
+
+def check_round_readable(caller: Caller, round_id: str, over: bool) -> None:
+    """Readers and auditors see a round only once it is over; dealers and admin always."""
+    if over or caller.has(DEALER):
+        return
+    raise PermissionDenied(
+        f"round {round_id!r} is not over yet: before its end only a dealer or an admin may read it",
+        roles=(DEALER, ADMIN),
+    )

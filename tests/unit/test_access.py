@@ -1,0 +1,70 @@
+"""Issue 11: roles per call and tables bound to their dealer (``service.security.access``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.caller import Caller
+from service.errors import PermissionDenied, Unauthenticated
+from service.security.access import authorize, check_dealer, check_round_readable, runs_table
+from service.security.policy import Policy
+
+POLICY = Policy.parse(
+    '[identities]\n"d1" = ["dealer"]\n"c" = ["cashier"]\n"both" = ["dealer", "cashier"]\n'
+    '"root" = ["admin"]\n'
+)
+
+
+def test_a_role_the_method_names_is_enough_and_admin_has_every_role():
+    assert authorize(POLICY, "c", "Credit").identity == "c"
+    assert authorize(POLICY, "both", "Deal").roles == frozenset({"dealer", "cashier"})
+    assert authorize(POLICY, "root", "Debit").admin
+
+
+def test_an_identity_without_the_role_is_denied_naming_the_roles_that_would_do():
+    with pytest.raises(PermissionDenied) as refused:
+        authorize(POLICY, "d1", "Credit")
+    assert refused.value.roles == ("cashier", "admin")
+    with pytest.raises(PermissionDenied):
+        authorize(POLICY, "someone-else", "Echo")
+
+
+def test_no_identity_under_a_policy_is_unauthenticated():
+    with pytest.raises(Unauthenticated) as refused:
+        authorize(POLICY, None, "GetBalance")
+    assert refused.value.roles == ("cashier", "reader", "admin")
+
+
+def test_without_a_policy_everyone_is_admin_and_recorded_as_anonymous_or_its_certificate():
+    assert authorize(Policy.everyone_admin(), None, "Credit") == Caller(
+        "anonymous", frozenset({"admin"})
+    )
+    assert authorize(Policy.everyone_admin(), "spiffe://x", "Deal").identity == "spiffe://x"
+
+
+@pytest.mark.parametrize(
+    ("identity", "roles", "dealer", "runs"),
+    [
+        ("d1", {"dealer"}, "d1", True),
+        ("d2", {"dealer"}, "d1", False),
+        ("d2", {"dealer"}, "", True),  # opened before tables were bound
+        ("d2", {"dealer"}, "anonymous", True),  # opened on a server without a policy
+        ("root", {"admin"}, "d1", True),
+        ("c", {"cashier"}, "", False),  # not a dealer at all
+        ("d1", {"cashier"}, "d1", False),  # the same name without the role
+    ],
+)
+def test_a_table_is_run_by_its_dealer_or_an_admin(identity, roles, dealer, runs):
+    caller = Caller(identity, frozenset(roles))
+    assert runs_table(caller, dealer) is runs
+    if not runs:
+        with pytest.raises(PermissionDenied):
+            check_dealer(caller, "t", dealer)
+
+
+def test_readers_see_a_round_once_it_is_over_dealers_always():
+    reader = Caller("r", frozenset({"reader"}))
+    check_round_readable(reader, "r1", over=True)
+    with pytest.raises(PermissionDenied):
+        check_round_readable(reader, "r1", over=False)
+    check_round_readable(Caller("d", frozenset({"dealer"})), "r1", over=False)
