@@ -23,6 +23,7 @@ from domain.play import declare
 from domain.results import RoundResult, record, round_result
 from domain.round import Outcome, Round
 from domain.ruleset import Ruleset
+from domain.shuffle import check_player_seeds, in_seat_order
 from domain.specials import Split
 from domain.stakes import round_base
 
@@ -150,7 +151,12 @@ class _Proofs:
             dealt = self.dealt
             hands = [dealt.hands.get(p, []) for p in dealt.players]
             self._found[server_seed] = prove(
-                server_seed, dealt.commitment, dealt.client_seed, dealt.round_id, hands
+                server_seed,
+                dealt.commitment,
+                dealt.client_seed,
+                dealt.round_id,
+                hands,
+                in_seat_order(dealt.players, dealt.player_seeds),
             )
         return self._found[server_seed]
 
@@ -175,8 +181,20 @@ def _verify_deal(
         )
     except RuleError as error:
         report.check("R8.4", False, "", f"the deal should have been refused: {error.message}")
+    if dealt.player_seeds:
+        _verify_player_seeds(dealt, report)
     seed = _published_seed(evidence.events)
     if seed is None:
+        return
+    if dealt.player_seeds:  # R12.8: the deal mixed them into the client seed
+        report.check(
+            "R12.8",
+            proofs.of(seed).hands_match,
+            "the hands recomputed from the server seed, the client seed with the recorded "
+            "player seeds mixed in and the round id equal the recorded hands",
+            "the recorded hands differ from the deal recomputed from the server seed, the "
+            "client seed with the recorded player seeds mixed in and the round id",
+        )
         return
     report.check(
         "R12",
@@ -184,6 +202,23 @@ def _verify_deal(
         "the hands recomputed from the server seed, the client seed and the round id "
         "equal the recorded hands",
         "the recorded hands differ from the deal recomputed from the seeds",
+    )
+
+
+def _verify_player_seeds(dealt: Round.Dealt, report: _Report) -> None:
+    """R12.8: only players dealt in gave seeds, each a valid one (a seed recorded for anyone
+    else would change nothing in the deal, so the recomputed hands cannot show it)."""
+    try:
+        check_player_seeds(dealt.player_seeds, dealt.players)
+    except RuleError as error:
+        report.check("R12.8", False, "", f"the deal records invalid player seeds: {error.message}")
+        return
+    report.check(
+        "R12.8",
+        True,
+        f"the deal records the seeds of {', '.join(dealt.player_seeds)}, each a valid seed "
+        "of a player dealt in",
+        "",
     )
 
 

@@ -1,12 +1,14 @@
 """A round from deal to reveal (R4.3, R8.3, R9, R10, R11, R12).
 
 Every decision is taken from the round's own events: the deal records the commitment, the
-client seed, the hands, the base stake, each player's balance and the ruleset (R8.3, R13), so
-scoring and settlement can be recomputed at any time and come out the same (R9.3).
+client seed, the players' seeds (R12.8), the hands, the base stake, each player's balance and
+the ruleset (R8.3, R13), so scoring and settlement can be recomputed at any time and come out
+the same (R9.3).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property, lru_cache
@@ -26,7 +28,13 @@ from domain.results import ShowdownRecord, record, recorded_score
 from domain.ruleset import Ruleset
 from domain.scoring import RoundScore, Seat, score_round
 from domain.settlement import gross, settle
-from domain.shuffle import commitment, deal
+from domain.shuffle import (
+    check_player_seeds,
+    commitment,
+    deal,
+    effective_client_seed,
+    in_seat_order,
+)
 from domain.specials import Special, Split
 from domain.stakes import round_base
 
@@ -41,6 +49,12 @@ class Outcome:
 
 class Round(Aggregate):
     class Dealt(Aggregate.Created):
+        """R10.1, R12: the deal. Since class version 2 it records the seeds the players gave
+        (R12.8; ``player_seeds``, by player, only those given); the shuffle used
+        ``effective_client_seed(client_seed, those seeds in seat order)``."""
+
+        class_version = 2
+
         round_id: str
         table_id: str
         number: int
@@ -48,11 +62,18 @@ class Round(Aggregate):
         hands: dict[str, list[str]]
         commitment: str
         client_seed: str
+        player_seeds: dict[str, str]
         base_stake: int
         balances: dict[str, int]
         ruleset: dict[str, Any]
         at: datetime
         deadline: datetime
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Version 1 took no player seeds: none were given, so R12.3 used the client seed
+            unchanged (R12.8)."""
+            state["player_seeds"] = {}
 
     class Arranged(Aggregate.Event):
         """R4.3: an arrangement, foul or not; the latest one counts."""
@@ -123,13 +144,17 @@ class Round(Aggregate):
         client_seed: str,
         ruleset: Ruleset,
         at: datetime,
+        player_seeds: Mapping[str, str] | None = None,
     ) -> Round:
-        """R10.1, R12: deal 13 cards to each seated player from the committed seed; R8.3, R8.4:
-        fix the base stake and every balance. Refused while anything it would record exceeds
+        """R10.1, R12: deal 13 cards to each seated player from the committed seed, the client
+        seed and the players' seeds (R12.8: only from players dealt in); R8.3, R8.4: fix the
+        base stake and every balance. Refused while anything it would record exceeds
         ``domain.limits``."""
         check_deal(table_id, number, balances, ruleset)
         players = list(balances)
-        hands = deal(server_seed, client_seed, round_id, len(players))
+        seeds = check_player_seeds(player_seeds or {}, players)
+        mixed = effective_client_seed(client_seed, in_seat_order(players, seeds))
+        hands = deal(server_seed, mixed, round_id, len(players))
         base = round_base(balances, ruleset)
         return cls(
             round_id=round_id,
@@ -139,6 +164,7 @@ class Round(Aggregate):
             hands={p: format_cards(h) for p, h in zip(players, hands, strict=True)},
             commitment=commitment(server_seed),
             client_seed=client_seed,
+            player_seeds=seeds,
             base_stake=base,
             balances=dict(balances),
             ruleset=ruleset.to_dict(),
@@ -156,6 +182,7 @@ class Round(Aggregate):
         hands: dict[str, list[str]],
         commitment: str,
         client_seed: str,
+        player_seeds: dict[str, str],
         base_stake: int,
         balances: dict[str, int],
         ruleset: dict[str, Any],
@@ -169,6 +196,7 @@ class Round(Aggregate):
         self.hands = hands
         self.commitment = commitment
         self.client_seed = client_seed
+        self.player_seeds = player_seeds
         self.base_stake = base_stake
         self.balances = balances
         self.ruleset_data = ruleset
@@ -199,6 +227,11 @@ class Round(Aggregate):
     @property
     def ended(self) -> bool:
         return self.ended_at is not None
+
+    @property
+    def seat_seeds(self) -> list[tuple[str, str]]:
+        """R12.8: every player's seed in seat order ("" for none given)."""
+        return in_seat_order(self.players, self.player_seeds)
 
     @property
     def active(self) -> list[str]:

@@ -10,7 +10,12 @@ distinct even when one table id is used again (another store given the same key,
 restored from a backup): without it those tables would deal the same seeds in the same rounds.
 
 The derived seed is used exactly as R12 says (it is 32 bytes like a drawn one): its commitment
-is published before the deal, the seed at the reveal, so audits need no key.
+is published before the deal, the seed at the reveal, so audits need no key. It comes from the
+cryptographic source R12.1 asks for: HMAC-SHA256 keyed with 32 random secret bytes is a
+pseudorandom function, and each commitment takes a fresh random nonce, so a seed is as
+unpredictable as a drawn one to anyone without the key, and the service commits to it before it
+can know the round's client seed, as before (issue 11 moved the draw from the event store to the
+key file).
 
 >>> key = bytes(32)
 >>> derive_seed(key, "t", 1, bytes(16)).hex()

@@ -17,7 +17,7 @@ from datetime import datetime
 from domain.errors import PhaseError
 from domain.round import Outcome, Round
 from domain.seeds import KeyRing
-from domain.table import Table
+from domain.table import MIN_PLAYERS, Table
 from domain.wallet import Wallet
 
 
@@ -81,7 +81,7 @@ def stand_up(
     missing = [p for p in round_.active if p != player and p not in wallets]
     if missing:
         raise PhaseError(f"the wallets of {', '.join(missing)} are needed for the escape")
-    abandons = len(round_.active) - 1 < 2
+    abandons = len(round_.active) - 1 < MIN_PLAYERS  # R11.3: the round ends without a showdown
     seed = table.committed_seed(keys) if abandons else b""  # before anything changes
     transfers = round_.escape(player, now)
     leaver.pay_escape_penalty(round_.round_id, -transfers[player])

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from domain.cards import DECK, Card
 from domain.errors import RuleError
+from domain.limits import quoted
 
 SEED_BYTES = 32
 HAND_SIZE = 13
@@ -40,6 +41,40 @@ def check_player_seed(seed: str) -> str:
             field="player_seed",
         )
     return seed
+
+
+def check_player_seeds(seeds: Mapping[str, str], players: Sequence[str]) -> dict[str, str]:
+    """R12.8: the player seeds given with a deal to ``players`` (seat order), each from a
+    player dealt in and each a valid seed (``check_player_seed``); returns the seeds given
+    (an empty one is none given), in seat order.
+
+    >>> check_player_seeds({"p2": "c", "p0": "a", "p1": ""}, ["p0", "p1", "p2"])
+    {'p0': 'a', 'p2': 'c'}
+    >>> check_player_seeds({"p9": "x"}, ["p0", "p1"])
+    Traceback (most recent call last):
+    ...
+    domain.errors.RuleError: player_seeds: 'p9' is not dealt into the round (its players: p0, p1)
+    """
+    for player, seed in seeds.items():
+        if player not in players:
+            raise RuleError(
+                f"player_seeds: {quoted(player)} is not dealt into the round "
+                f"(its players: {', '.join(players)})",
+                field="player_seeds",
+            )
+        try:
+            check_player_seed(seed)
+        except RuleError as error:
+            raise RuleError(
+                f"player_seeds[{quoted(player)}]: {error.message}", field="player_seeds"
+            ) from None
+    return {player: seeds[player] for player in players if seeds.get(player)}
+
+
+def in_seat_order(players: Sequence[str], seeds: Mapping[str, str]) -> list[tuple[str, str]]:
+    """R12.8: (player_id, player_seed) of every player in seat order, "" for none given: what
+    ``player_seeds_document`` and ``effective_client_seed`` take."""
+    return [(player, seeds.get(player, "")) for player in players]
 
 
 def player_seeds_document(seeds: Sequence[tuple[str, str]]) -> str:
@@ -79,10 +114,22 @@ def words(server_seed: bytes, client_seed: str, round_id: str) -> Iterator[int]:
         counter += 1
 
 
-def shuffled_deck(server_seed: bytes, client_seed: str, round_id: str) -> tuple[Card, ...]:
-    """R12.4: Fisher–Yates from the canonical deck (R1.4) with rejection sampling."""
+def _recorded(stream: Iterator[int], drawn: list[int]) -> Iterator[int]:
+    for word in stream:
+        drawn.append(word)
+        yield word
+
+
+def shuffled_deck(
+    server_seed: bytes, client_seed: str, round_id: str, drawn: list[int] | None = None
+) -> tuple[Card, ...]:
+    """R12.4: Fisher–Yates from the canonical deck (R1.4) with rejection sampling. Every word
+    it draws from the stream, a rejected one too, is appended to ``drawn`` when given (the RNG
+    kit's raw collector, ``service.tools.rng``)."""
     deck = list(DECK)
     stream = words(server_seed, client_seed, round_id)
+    if drawn is not None:
+        stream = _recorded(stream, drawn)
     for i in range(51, 0, -1):
         n = i + 1
         limit = 2**32 - (2**32 % n)
@@ -95,10 +142,15 @@ def shuffled_deck(server_seed: bytes, client_seed: str, round_id: str) -> tuple[
 
 
 def deal(
-    server_seed: bytes, client_seed: str, round_id: str, players: int
+    server_seed: bytes,
+    client_seed: str,
+    round_id: str,
+    players: int,
+    drawn: list[int] | None = None,
 ) -> tuple[tuple[Card, ...], ...]:
-    """R12.5: the k-th active player in seat order gets deck positions 13k … 13k+12."""
+    """R12.5: the k-th active player in seat order gets deck positions 13k … 13k+12. ``drawn``
+    as for ``shuffled_deck``."""
     if not 2 <= players <= 4:
         raise ValueError("a table deals to 2 to 4 players (R10.1)")
-    deck = shuffled_deck(server_seed, client_seed, round_id)
+    deck = shuffled_deck(server_seed, client_seed, round_id, drawn)
     return tuple(deck[HAND_SIZE * k : HAND_SIZE * (k + 1)] for k in range(players))

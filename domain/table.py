@@ -46,7 +46,7 @@ class Table(Aggregate):
         ruleset: dict[str, Any]
         request_id: str
         commitment: str
-        server_seed: str  # class version 1 only: the next seed in clear; "" since
+        server_seed: str  # the next seed in clear in class version 1; "" from version 2 on
         seed_key: str
         seed_nonce: str
         dealer: str
@@ -78,7 +78,7 @@ class Table(Aggregate):
 
         round_id: str
         commitment: str
-        server_seed: str  # class version 1 only: the next seed in clear; "" since
+        server_seed: str  # the next seed in clear in class version 1; "" from version 2 on
         seed_key: str
         seed_nonce: str
         at: datetime

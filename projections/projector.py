@@ -26,6 +26,7 @@ from projections.store import SCHEMA_VERSION, StaleBatch, ViewStore
 log = structlog.get_logger("thirteen.projector")
 
 DATABASE_FAILURES_BEFORE_UNHEALTHY = 3
+VIEWS = "thirteen-views"  # what the projectors' advisory lock elects
 
 
 class EventSource(Protocol):
@@ -84,12 +85,14 @@ class FileLock:
 
 
 class AdvisoryLock:
-    """PostgreSQL session advisory lock, keyed by the schema, on a dedicated connection."""
+    """PostgreSQL session advisory lock, keyed by the schema (and what it elects: the views'
+    projector, or the transparency log's appender), on a dedicated connection."""
 
-    def __init__(self, conninfo: str, scope: str) -> None:
+    def __init__(self, conninfo: str, scope: str, purpose: str = VIEWS) -> None:
         self.conninfo = conninfo
+        self.role = "projector" if purpose == VIEWS else purpose  # names its log lines
         self.key = int.from_bytes(
-            hashlib.sha256(f"thirteen-views:{scope}".encode()).digest()[:8], "big", signed=True
+            hashlib.sha256(f"{purpose}:{scope}".encode()).digest()[:8], "big", signed=True
         )
         self._conn: Any = None
 
@@ -104,11 +107,11 @@ class AdvisoryLock:
             ((got,),) = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchall()
             if got:
                 self._conn = conn
-                log.info("projector_leading")
+                log.info(f"{self.role}_leading")
                 return True
             conn.close()
         except Exception as error:
-            log.warning("projector_lock_lost", error=str(error))
+            log.warning(f"{self.role}_lock_lost", error=str(error))
             self.release()
         return False
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, ParamSpec, TypeVar
 from uuid import UUID, uuid4
@@ -34,6 +34,7 @@ from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.ruleset import Ruleset
 from domain.seeds import KEY_BYTES, NONCE_BYTES, KeyRing
+from domain.shuffle import check_player_seeds
 from domain.specials import Special, Split
 from domain.stakes import check_can_sit
 from domain.table import Table
@@ -267,7 +268,8 @@ class Thirteen(EventLogApplication):
             if (
                 request_id
                 and existing.request_id == request_id
-                and (existing.ruleset_data == ruleset.to_dict())
+                and existing.ruleset_data == ruleset.to_dict()
+                and existing.dealer in ("", caller.current().identity)  # the same caller's retry
             ):
                 return existing
             raise AlreadyExists(f"table {table_id!r} already exists", field="table_id")
@@ -328,9 +330,17 @@ class Thirteen(EventLogApplication):
     # Rounds -----------------------------------------------------------------------------------
 
     @command
-    def deal(self, table_id: str, client_seed: str = "", request_id: str = "") -> Round:
-        """R10.1, R12: deal to everyone seated from the committed seed; R8.3, R8.4: fix the
-        base stake and the balances. Each player's wallet is locked until the reveal (R10.6)."""
+    def deal(
+        self,
+        table_id: str,
+        client_seed: str = "",
+        request_id: str = "",
+        player_seeds: Mapping[str, str] | None = None,
+    ) -> Round:
+        """R10.1, R12: deal to everyone seated from the committed seed, the client seed and
+        the players' seeds (R12.8, by player id); R8.3, R8.4: fix the base stake and the
+        balances. Each player's wallet is locked until the reveal (R10.6). A repeated
+        ``request_id`` answers its round when the seeds are the same, else ``AlreadyExists``."""
         if len(client_seed) > MAX_CLIENT_SEED_LENGTH:
             raise RuleError(
                 f"client_seed is longer than {MAX_CLIENT_SEED_LENGTH} characters",
@@ -342,11 +352,12 @@ class Thirteen(EventLogApplication):
             round_id = deal_round_id(table_id, request_id)
             existing = self._find(Round, round_uuid(round_id))
             if existing is not None:
-                if existing.client_seed == client_seed:
+                seeds = check_player_seeds(player_seeds or {}, existing.players)
+                if existing.client_seed == client_seed and existing.player_seeds == seeds:
                     return existing
                 raise AlreadyExists(
                     f"request {request_id!r} already dealt round {round_id} "
-                    "with another client seed",
+                    "with another client seed or other player seeds",
                     field="request_id",
                 )
         else:
@@ -364,6 +375,7 @@ class Thirteen(EventLogApplication):
             client_seed=client_seed,
             ruleset=table.ruleset,
             at=now,
+            player_seeds=player_seeds,
         )
         for wallet in wallets:
             wallet.enter_round(round_id)

@@ -1,5 +1,5 @@
 """Who causes a command: the caller's identity and roles, set by the gRPC adapter for each call
-(``service.rpc.access``) and carried to the writer with the command, which records the identity
+(``service.rpc.authorizing``) and carried to the writer with the command, which records the identity
 on every event the command stores (``service.writer``). In-process callers (tools, tests) are the
 process itself; the deadline sweeper names itself (``service.sweeper``)."""
 
@@ -32,8 +32,17 @@ class Caller:
         return ADMIN in self.roles
 
 
-IN_PROCESS = Caller("thirteen:in-process", frozenset({ADMIN}))
-SWEEPER = Caller("thirteen:sweeper", frozenset({ADMIN}))
+ANONYMOUS = "anonymous"  # a caller without an identity, on a server without a policy
+SERVICE_PREFIX = "thirteen:"  # the names the service gives itself
+IN_PROCESS = Caller(SERVICE_PREFIX + "in-process", frozenset({ADMIN}))
+SWEEPER = Caller(SERVICE_PREFIX + "sweeper", frozenset({ADMIN}))
+
+
+def reserved(identity: str) -> bool:
+    """Names no certificate or policy may claim: they would pass for the service itself, or
+    for the callers of a server without a policy, in the record and in table bindings."""
+    return identity == ANONYMOUS or identity.startswith(SERVICE_PREFIX)
+
 
 _current: ContextVar[Caller] = ContextVar("thirteen_caller", default=IN_PROCESS)
 

@@ -26,6 +26,7 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic
 
 from domain.chain import CHAIN, canonical, link
+from domain.merkle import leaf_hash
 from service.errors import NotFound
 
 _NATIVE = (str, int, float, bool, type(None))
@@ -44,6 +45,9 @@ class ChainingMapper(Mapper[UUID]):
         super().__init__(transcoder=transcoder)
         self.json = transcoder
         self.previous: dict[UUID, str] | None = None
+        # Inside ``chaining``: the transparency log's leaf hash of each event encoded (the
+        # canonical form the link hashes is the leaf's data: ``domain.transparency``).
+        self.leaves: dict[tuple[UUID, int], bytes] | None = None  # None: no log to feed
         self.encoded = 0  # events encoded, for tests that count encodings
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
@@ -60,7 +64,10 @@ class ChainingMapper(Mapper[UUID]):
         tree = {key: self._plain(value) for key, value in state.items()}
         if self.previous is not None and stream in self.previous:
             tree.pop(CHAIN, None)
-            head = link(self.previous[stream], canonical(str(stream), version, topic, tree))
+            body = canonical(str(stream), version, topic, tree)
+            head = link(self.previous[stream], body)
+            if self.leaves is not None:
+                self.leaves[(stream, version)] = leaf_hash(body)
             self.previous[stream] = head
             tree[CHAIN] = head
             object.__setattr__(domain_event, CHAIN, head)
@@ -103,6 +110,8 @@ class ChainHeads:
     def __init__(self, app: Application[UUID]) -> None:
         self.app = app
         self._heads: LRUCache[UUID, tuple[int, str]] = LRUCache(HEADS)  # stream → version, chain
+        self.leaves: dict[tuple[UUID, int], bytes] = {}  # of the last commit: leaf hashes
+        self.keep_leaves = False  # set by a transparency log that takes them from memory
 
     def commit(
         self, events: Sequence[Any], store: Callable[[], list[Recording[UUID]]]
@@ -119,6 +128,7 @@ class ChainHeads:
         mapper.previous = {
             stream: "" if base == 0 else self.head(stream, base) for stream, base in streams.items()
         }
+        mapper.leaves = {} if self.keep_leaves else None
         try:
             recordings = store()
         except BaseException:
@@ -130,6 +140,7 @@ class ChainHeads:
             heads, mapper.previous = mapper.previous, None
         for stream, version in last.items():  # each stream's last new event is its head now
             self._heads.put(stream, (version, heads[stream]))
+        self.leaves = mapper.leaves or {}
         return recordings
 
     def head(self, aggregate_id: UUID, version: int | None = None) -> str:

@@ -21,19 +21,34 @@ class Unavailable(RuleError):
     """The service cannot answer now (shutting down, or a read model is behind)."""
 
 
-class Unauthenticated(RuleError):
-    """A call without an identity (no verified client certificate) where a policy asks for
-    one."""
+class AccessRefused(RuleError):
+    """A caller refused before anything is read or stored; ``roles`` are the roles that would
+    be allowed."""
 
     def __init__(self, message: str, *, roles: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.roles = roles
 
 
-class PermissionDenied(RuleError):
-    """An identity without the role a call needs, or a dealer at another dealer's table;
-    ``roles`` are the roles that would be allowed."""
+class Unauthenticated(AccessRefused):
+    """A call without an identity (no usable client certificate) where a policy asks for one."""
 
-    def __init__(self, message: str, *, roles: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.roles = roles
+
+class PermissionDenied(AccessRefused):
+    """An identity without the role a call needs."""
+
+
+class NotTableDealer(PermissionDenied):
+    """A dealer at a table another dealer opened."""
+
+
+class UnknownWitness(PermissionDenied):
+    """A cosignature by no key the server was given as a witness's (``serve --witness-key``)."""
+
+
+class InvalidCosignature(RuleError):
+    """A cosignature that is malformed, does not verify, or is of no checkpoint this log signed."""
+
+
+class NotYetLogged(RuleError):
+    """A proof asked of a tree the log has not signed yet, or of an event not in it yet."""

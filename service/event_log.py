@@ -74,6 +74,9 @@ class EventLogApplication(Application[UUID]):
         # What this process committed last, with positions: readers that follow the log (the
         # follower, the projector) take them from here instead of reading and decoding again.
         self.recent: deque[tuple[int, Any]] = deque(maxlen=RECENT)
+        # The transparency log's leaf hash of each event this process committed last, by
+        # position: its appender takes them from here instead of reading and hashing again.
+        self.logged: deque[tuple[int, bytes]] = deque(maxlen=4 * RECENT)
 
     def construct_repository(self) -> Repository[UUID]:
         size = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
@@ -113,12 +116,26 @@ class EventLogApplication(Application[UUID]):
         recordings = self.heads.commit(events, functools.partial(self.events.put, events))
         if not self.writer.fastforward:  # this process is the store's only writer
             self.recent.extend((r.notification.id, r.domain_event) for r in recordings)
+        if self.heads.keep_leaves:
+            self._keep_leaves(recordings)
         for listener in self.listeners:  # stored already: a listener's fault is only logged
             try:
                 listener(recordings)
             except Exception:
                 log.exception("commit_listener_failed")
         return recordings
+
+    def _keep_leaves(self, recordings: list[Recording[UUID]]) -> None:
+        """The commit's leaf hashes by position, for the transparency log; none when one is
+        missing (it then reads those events from the store)."""
+        leaves = self.heads.leaves
+        logged = []
+        for r in recordings:
+            leaf = leaves.get((r.domain_event.originator_id, r.domain_event.originator_version))
+            if leaf is None:
+                return
+            logged.append((r.notification.id, leaf))
+        self.logged.extend(logged)
 
     def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
         """Position, stream and version of the events stored after ``position`` (PostgreSQL:
@@ -129,6 +146,34 @@ class EventLogApplication(Application[UUID]):
             (position, limit),
         )
         return [(r["notification_id"], r["originator_id"], r["originator_version"]) for r in rows]
+
+    def positions(self, events: list[tuple[UUID, int]]) -> dict[tuple[UUID, int], int]:
+        """The log position of each stored event among ``events`` (stream, version)."""
+        if not events:
+            return {}
+        if self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
+            rows = self._events_query(
+                "SELECT notification_id, originator_id, originator_version FROM {events} "
+                "WHERE (originator_id, originator_version) IN "
+                "(SELECT * FROM unnest(%s::uuid[], %s::bigint[]))",
+                ([s for s, _ in events], [v for _, v in events]),
+            )
+            return {
+                (r["originator_id"], r["originator_version"]): r["notification_id"] for r in rows
+            }
+        recorder: Any = self.recorder
+        found = {}
+        with recorder.datastore.transaction(commit=False) as cursor:
+            for stream, version in events:
+                cursor.execute(
+                    f"SELECT rowid FROM {recorder.events_table_name} "
+                    "WHERE originator_id = ? AND originator_version = ?",
+                    (stream.hex, version),
+                )
+                row = cursor.fetchone()
+                if row is not None:
+                    found[stream, version] = int(row[0])
+        return found
 
     def stored_versions(self, streams: list[UUID]) -> dict[UUID, int]:
         """The stored version of each of ``streams`` that has events (PostgreSQL)."""

@@ -26,11 +26,16 @@ from domain.ids import round_uuid, table_uuid, wallet_uuid
 from domain.results import RoundResult
 from domain.round import Round
 from domain.table import Table
+from domain.transparency import LogEvidence
 from domain.wallet import Wallet
 from service.application import Thirteen
 from service.errors import NotFound
 
-FORMAT = "thirteen-round-export/1"
+FORMAT = "thirteen-round-export/2"
+"""Version 2 adds ``log``: the events' inclusion proofs against a signed checkpoint of the
+transparency log (``domain.transparency``), or null when the exporter kept no log. Version 1
+documents (no ``log``) are read and audited as before."""
+FORMATS = ("thirteen-round-export/1", FORMAT)
 _WALLET_MOVES = {
     get_topic(Wallet.RoundSettled): "settlement",
     get_topic(Wallet.EscapePenaltyPaid): "escape_penalty",
@@ -77,10 +82,18 @@ class Evidence:
     receipt: str = ""
     table_ended: bool | None = None  # whether the table recorded the round's end
     links_checked: bool = False  # the wallet and table chains were verified whole already
+    log: LogEvidence | None = None  # where its events are in the signed transparency log
+
+    def records(self) -> list[StoredRecord]:
+        """Every event of the document: the round's, the table's opening, the wallets'."""
+        found = list(self.round_records)
+        found += [self.table_opened] if self.table_opened else []
+        return found + [r for moves in self.wallet_records.values() for r, _ in moves]
 
     def document(self) -> str:
         """The export: canonical JSON (sorted keys, compact) of every event of the round, the
-        table's opening (with its ruleset) and the wallet movements, each with its chain."""
+        table's opening (with its ruleset) and the wallet movements, each with its chain, and
+        where they are in the transparency log."""
         return json.dumps(
             {
                 "format": FORMAT,
@@ -94,6 +107,7 @@ class Evidence:
                 },
                 "result": self.result,
                 "receipt": self.receipt,
+                "log": self.log.to_json() if self.log else None,
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -208,8 +222,8 @@ def audit(evidence: Evidence, decoder: Decoder) -> list[Finding]:
 def from_document(text: str) -> Evidence:
     """An export read back; raises ValueError when it is not one."""
     data = json.loads(text)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"not a round export (expected format {FORMAT!r})")
+    if not isinstance(data, dict) or data.get("format") not in FORMATS:
+        raise ValueError(f"not a round export (expected format {' or '.join(FORMATS)})")
     return Evidence(
         round_id=str(data["round_id"]),
         table_id=str(data["table_id"]),
@@ -221,6 +235,7 @@ def from_document(text: str) -> Evidence:
         },
         result=data.get("result"),
         receipt=str(data.get("receipt") or ""),
+        log=LogEvidence.from_json(data["log"]) if data.get("log") else None,
     )
 
 

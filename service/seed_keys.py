@@ -19,9 +19,11 @@ from pathlib import Path
 import structlog
 
 from domain.seeds import KEY_BYTES, KeyRing
+from service.small_files import TooLarge, read_small
 
 log = structlog.get_logger("thirteen.seed_keys")
 
+MAX_FILE_BYTES = 64 * 1024  # a thousand keys and their comments
 SEED_KEY_FILE = "seed.key"
 """The file's name under the data directory when ``--seed-key`` is not given."""
 
@@ -65,8 +67,10 @@ def parse(text: str, where: str) -> KeyRing:
 def read(path: Path) -> KeyRing:
     """The keys in ``path``; warns when others than its owner may read it."""
     try:
-        text = path.read_text(encoding="ascii")
+        text = read_small(path, MAX_FILE_BYTES).decode("ascii")
         mode = path.stat().st_mode
+    except TooLarge as error:
+        raise SeedKeyError(f"seed key file {path} {error}") from None
     except OSError as error:
         raise SeedKeyError(f"cannot read seed key file {path}: {error.strerror}") from None
     except UnicodeDecodeError:

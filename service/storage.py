@@ -58,7 +58,7 @@ def store_env(data: Path, environ: Mapping[str, str] | None = None) -> dict[str,
             env["POSTGRES_SCHEMA"] = environ["POSTGRES_SCHEMA"]
         return env
     try:
-        data.mkdir(parents=True, exist_ok=True)
+        data.mkdir(mode=0o700, parents=True, exist_ok=True)  # hands in progress are in there
     except OSError as error:
         raise StoreConfigError(f"cannot create data directory {data}: {error.strerror}") from None
     # Readers' cached aggregates are brought up to date from the store on each read (the

@@ -4,6 +4,7 @@ Missing or foul arrangements are then fouls (R4.3)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -19,6 +20,9 @@ from service.caller import SWEEPER, acting_as
 
 log = structlog.get_logger(__name__)
 
+FIRST_RETRY_SECONDS = 1.0  # the pause before trying a refused reveal again, doubling …
+MAX_RETRY_SECONDS = 300.0  # … up to this
+
 
 class DeadlineSweeper:
     """Keeps the open rounds from the log (every replica's) and reveals the overdue ones."""
@@ -27,6 +31,9 @@ class DeadlineSweeper:
         self.app = app
         self.interval = interval
         self.open: dict[UUID, tuple[str, datetime]] = {}  # round aggregate id → id, deadline
+        # A reveal the rules refused (its seed key is missing, say) is tried again after a
+        # doubling pause, not at every sweep: round id → (monotonic time, pause).
+        self._refused: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="deadline-sweeper", daemon=True)
@@ -42,7 +49,9 @@ class DeadlineSweeper:
             if isinstance(event, Round.Dealt):
                 self.open[event.originator_id] = (event.round_id, event.deadline)
             elif isinstance(event, Round.Revealed | Round.Abandoned):
-                self.open.pop(event.originator_id, None)
+                ended = self.open.pop(event.originator_id, None)
+                if ended is not None:
+                    self._refused.pop(ended[0], None)
 
     def sweep(self) -> list[str]:
         """Reveal every open round past its deadline; returns the rounds revealed."""
@@ -50,14 +59,25 @@ class DeadlineSweeper:
         with self._lock:
             due = [r for r, deadline in self.open.values() if deadline <= now]
         revealed = []
-        for round_id in self.app.overdue(due):
+        moment = time.monotonic()
+        waiting = {r for r, (not_before, _) in self._refused.items() if moment < not_before}
+        for round_id in self.app.overdue([r for r in due if r not in waiting]):
             try:
                 with acting_as(SWEEPER):  # recorded as the sweeper's reveal
                     self.app.reveal(round_id)
                 revealed.append(round_id)
+                self._refused.pop(round_id, None)
                 log.info("round_revealed_at_deadline", round_id=round_id)
-            except RuleError as error:  # another replica or caller was first
-                log.info("deadline_reveal_skipped", round_id=round_id, reason=error.message)
+            except RuleError as error:  # the round cannot be revealed now (a missing key…)
+                pause = self._refused.get(round_id, (0.0, FIRST_RETRY_SECONDS / 2))[1]
+                delay = min(max(pause * 2, self.interval), MAX_RETRY_SECONDS)
+                self._refused[round_id] = (time.monotonic() + delay, delay)
+                log.warning(
+                    "deadline_reveal_skipped",
+                    round_id=round_id,
+                    reason=error.message,
+                    retry_in_seconds=round(delay, 2),
+                )
         return revealed
 
     def start(self) -> None:

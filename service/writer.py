@@ -40,9 +40,8 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
 from domain.errors import RuleError
-from service import caller
 from service.answers import Answer, LoopAnswer, Present, Saved, ThreadAnswer, settle_all
-from service.caller import CALLER_FIELD
+from service.caller import CALLER_FIELD, current
 from service.errors import Conflict, Unavailable
 
 if TYPE_CHECKING:
@@ -211,7 +210,7 @@ class Writer:
             if isinstance(obj, Aggregate):
                 batch.touched[obj.id] = obj
                 events += obj.collect_events()
-        identity = caller.current().identity
+        identity = current().identity
         for event in events:  # stored with the event, inside its chain link
             object.__setattr__(event, CALLER_FIELD, identity)
         saved = Saved(events)

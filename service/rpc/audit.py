@@ -11,10 +11,14 @@ from domain import visibility
 from domain.audit import passed
 from domain.errors import PhaseError
 from projections.store import ViewStore
+from service import caller
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
 from service.evidence import Decoder, Evidence, StoreReader, audit
 from service.rpc.runner import Runner, rpc
+from service.security.access import check_round_readable
+from service.transparency.exports import logged
+from service.transparency.log import TransparencyLog
 
 Context = grpc.aio.ServicerContext
 
@@ -28,14 +32,24 @@ def result_reader(views: ViewStore) -> Callable[[str], dict[str, Any] | None]:
 
 
 class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
-    def __init__(self, app: Thirteen, views: ViewStore, run: Runner) -> None:
+    def __init__(
+        self,
+        app: Thirteen,
+        views: ViewStore,
+        run: Runner,
+        transparency: TransparencyLog | None = None,
+    ) -> None:
         self.app = app
         self.reader = StoreReader(app, result_reader(views))
         self.decoder = Decoder()
         self.run = run
+        self.transparency = transparency  # exports carry inclusion proofs when there is one
 
     def _evidence(self, round_id: str) -> Evidence:
-        self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND for unknown
+        """The evidence of a round to audit: an auditor's once the round is over (before, the
+        findings would tell who arranged a foul or declared a special), an admin's always."""
+        round_ = self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND
+        check_round_readable(caller.current(), round_id, visibility.is_public(round_))
         return self.reader.evidence(round_id)
 
     def _export(self, round_id: str) -> Evidence:
@@ -57,6 +71,10 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         context: Context[audit_pb2.ExportRoundRequest, audit_pb2.ExportRoundResponse],
     ) -> audit_pb2.ExportRoundResponse:
         evidence = await self.run(self._export, request.round_id)
+        if self.transparency is not None:
+            evidence.log = await logged(
+                self.transparency, self.app, evidence, request.earlier_tree_size, self.run
+            )
         return audit_pb2.ExportRoundResponse(document=evidence.document())
 
     @rpc

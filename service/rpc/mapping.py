@@ -173,6 +173,7 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
                 balance_at_deal=round_.balances[p],
                 submitted=p in round_.submissions,
                 escaped=p in round_.escaped,
+                player_seed=round_.player_seeds.get(p, ""),  # R12.8
             )
             for i, p in enumerate(round_.players)
         ],

@@ -1,7 +1,7 @@
-"""How every RPC runs: a query on a bounded worker pool with the log context kept, a command
-queued for the application's one writer, and one wrapper that authorizes the caller
-(``service.security.access``), logs the call with its request id and turns a refused command
-into its status (``service.rpc.status``)."""
+"""How every RPC runs: a query on a bounded worker pool with the log context kept (and the
+caller, set by ``service.rpc.authorizing``), a command queued for the application's one writer,
+and one wrapper that logs the call with its request id and turns a refused command into its
+status (``service.rpc.status``)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,8 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 from grpc.aio import AbortError
 
 from domain.errors import RuleError
-from service import caller
 from service.errors import Unavailable
 from service.rpc.status import clip, internal_status, to_status
-from service.security.access import authorize
-from service.security.identity import identity_of
-from service.security.policy import Policy
 
 log = structlog.get_logger("thirteen.rpc")
 T = TypeVar("T")
@@ -37,17 +33,10 @@ REQUEST_ID = "x-request-id"
 
 
 class Runner:
-    """Runs blocking application calls on a bounded pool, keeping the log and caller context;
-    ``policy`` says which roles each caller holds (``service.security``)."""
+    """Runs blocking application calls on a bounded pool, keeping the log and caller context."""
 
-    def __init__(self, executor: ThreadPoolExecutor, policy: Policy | None = None) -> None:
+    def __init__(self, executor: ThreadPoolExecutor) -> None:
         self.executor = executor
-        self.policy = policy or Policy.everyone_admin()
-
-    def authorize(self, context: grpc.aio.ServicerContext[Any, Any], method: str) -> None:
-        """Run the rest of this call as its caller, or refuse it (UNAUTHENTICATED,
-        PERMISSION_DENIED) before anything is read or stored."""
-        caller.set_current(authorize(self.policy, identity_of(context), method))
 
     async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -65,8 +54,7 @@ def request_id_of(context: grpc.aio.ServicerContext[Req, Resp]) -> str:
 def rpc(
     method: Callable[[S, Req, grpc.aio.ServicerContext[Req, Resp]], Awaitable[Resp]],
 ) -> Callable[[S, Req, grpc.aio.ServicerContext[Req, Resp]], Coroutine[Any, Any, Resp]]:
-    """Authorize the caller (the servicer's ``run``: a ``Runner``), log the call with its
-    request id and map a refused command to its status."""
+    """Log the call with its request id and map a refused command to its status."""
 
     @functools.wraps(method)
     async def wrapper(self: S, request: Req, context: grpc.aio.ServicerContext[Req, Resp]) -> Resp:
@@ -76,8 +64,6 @@ def rpc(
         started = time.perf_counter()
         status: grpc.Status | None = None
         try:
-            run: Runner = getattr(self, "run")  # noqa: B009 - every servicer has one
-            run.authorize(context, method.__name__)
             result = await method(self, request, context)
         except (OperationalError, InterfaceError) as error:  # the database, not the request
             log.warning("rpc_store_unavailable", error=clip(str(error)))

@@ -24,22 +24,27 @@ from service._generated.thirteen.v1 import (
     results_pb2_grpc,
     table_pb2,
     table_pb2_grpc,
+    transparency_pb2,
+    transparency_pb2_grpc,
     wallet_pb2,
     wallet_pb2_grpc,
 )
 from service.application import Thirteen
 from service.follower import LogFollower
 from service.rpc.audit import AuditServicer
+from service.rpc.authorizing import Authorize
 from service.rpc.diagnostics import DiagnosticsServicer
 from service.rpc.results import ResultsServicer
 from service.rpc.runner import Runner
 from service.rpc.table import TableServicer
+from service.rpc.transparency import TransparencyServicer
 from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.security.policy import Policy
 from service.storage import open_views, serving, starting_together, while_starting
 from service.sweeper import DeadlineSweeper
+from service.transparency.log import LogOptions, TransparencyLog
 
 log = structlog.get_logger("thirteen.server")
 
@@ -51,6 +56,7 @@ SERVICE_NAMES = [
     diagnostics_pb2.DESCRIPTOR.services_by_name["DiagnosticsService"].full_name,
     results_pb2.DESCRIPTOR.services_by_name["ResultsService"].full_name,
     audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
+    transparency_pb2.DESCRIPTOR.services_by_name["TransparencyService"].full_name,
 ]
 
 
@@ -70,6 +76,7 @@ class Running:
     hub: WatchHub
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     serving_lock: FileLock | None = None  # SQLite: this process serves the store
+    transparency: TransparencyLog | None = None
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop taking calls, let the running ones finish, then stop the background work."""
@@ -84,6 +91,8 @@ class Running:
         self.sweeper.stop()
         self.follower.stop()
         self.projector.stop()
+        if self.transparency is not None:
+            self.transparency.stop()
         self.executor.shutdown(wait=True)
         self.views.close()
         self.app.close()
@@ -100,10 +109,12 @@ async def start(
     poll_interval: float = 0.2,
     credentials: grpc.ServerCredentials | None = None,
     policy: Policy | None = None,
+    transparency: LogOptions | None = None,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
-    the callers their roles (default: everyone is admin)."""
+    the callers their roles (default: everyone is admin); ``transparency`` says how to keep
+    the transparency log (``service.transparency``; default: a key for this process only)."""
     lock = serving(app)  # first: a second server on a SQLite store stops here
     try:
         running = await _start(
@@ -114,6 +125,7 @@ async def start(
             poll_interval,
             credentials,
             policy or Policy.everyone_admin(),
+            transparency or LogOptions(),
         )
     except BaseException:
         if lock is not None:
@@ -131,13 +143,14 @@ async def _start(
     poll_interval: float,
     credentials: grpc.ServerCredentials | None,
     policy: Policy,
+    transparency: LogOptions,
 ) -> Running:
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
-    run = Runner(executor, policy)
+    run = Runner(executor)
     hub = WatchHub(loop, app)
     server = grpc.aio.server(
-        interceptors=[RefuseUndecodable()],
+        interceptors=[Authorize(policy), RefuseUndecodable()],
         options=[
             ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -168,7 +181,13 @@ async def _start(
     results_pb2_grpc.add_ResultsServiceServicer_to_server(
         ResultsServicer(app, views, projector, run), server
     )
-    audit_pb2_grpc.add_AuditServiceServicer_to_server(AuditServicer(app, views, run), server)
+    transparency_log = transparency.build(app)
+    audit_pb2_grpc.add_AuditServiceServicer_to_server(
+        AuditServicer(app, views, run, transparency_log), server
+    )
+    transparency_pb2_grpc.add_TransparencyServiceServicer_to_server(
+        TransparencyServicer(app, transparency_log, run), server
+    )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server
@@ -186,6 +205,8 @@ async def _start(
     def prepare() -> ResumePoint | None:
         with starting_together(app.env):
             views.create()
+            if transparency_log is not None:
+                transparency_log.create()
         if leadership.acquire():
             projector.upgrade()  # views of an earlier version are rebuilt once, before serving
         return views.resume_point()
@@ -209,9 +230,21 @@ async def _start(
     follower.start()
     sweeper.start()
     projector.start()
+    if transparency_log is not None:
+        transparency_log.start()
     await server.start()
     return Running(
-        server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
+        server,
+        port,
+        app,
+        health_servicer,
+        follower,
+        sweeper,
+        projector,
+        views,
+        executor,
+        hub,
+        transparency=transparency_log,
     )
 
 
@@ -223,12 +256,15 @@ async def serve_forever(
     credentials: grpc.ServerCredentials | None = None,
     mutual_tls: bool = False,
     policy: Policy | None = None,
+    transparency: LogOptions | None = None,
 ) -> None:
-    """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials`` and ``policy``
-    as for ``start`` (``mutual_tls`` only says, in the log, that clients must show a
-    certificate)."""
+    """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``
+    and ``transparency`` as for ``start`` (``mutual_tls`` only says, in the log, that clients
+    must show a certificate)."""
     policy = policy or Policy.everyone_admin()
-    running = await start(app, address, credentials=credentials, policy=policy)
+    running = await start(
+        app, address, credentials=credentials, policy=policy, transparency=transparency
+    )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
     log.info("serving", address=f"{host}:{running.port}", transport=transport)

@@ -35,12 +35,17 @@ from domain.limits import LimitReached
 from domain.seeds import SeedKeyMissing
 from domain.wallet import InsufficientFunds
 from service.errors import (
+    AccessRefused,
     AlreadyExists,
     Conflict,
+    InvalidCosignature,
     NotFound,
+    NotTableDealer,
+    NotYetLogged,
     PermissionDenied,
     Unauthenticated,
     Unavailable,
+    UnknownWitness,
 )
 
 DOMAIN = "thirteen.v1"
@@ -51,6 +56,8 @@ MAX_FIELD_CHARS = 100
 # (exception class, status code, ErrorInfo reason), most specific first.
 _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"),
+    (NotTableDealer, grpc.StatusCode.PERMISSION_DENIED, "NOT_TABLE_DEALER"),
+    (UnknownWitness, grpc.StatusCode.PERMISSION_DENIED, "UNKNOWN_WITNESS_KEY"),
     (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
     (NotFound, grpc.StatusCode.NOT_FOUND, "NOT_FOUND"),
     (AlreadyExists, grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS"),
@@ -63,6 +70,8 @@ _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
     (StakeError, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_STAKE"),
     (InsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS"),
     (LimitReached, grpc.StatusCode.FAILED_PRECONDITION, "LIMIT_REACHED"),
+    (NotYetLogged, grpc.StatusCode.FAILED_PRECONDITION, "NOT_YET_LOGGED"),
+    (InvalidCosignature, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_COSIGNATURE"),
     (CardError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD"),
     (ArrangementError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARRANGEMENT"),
     (SpecialError, grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SPECIAL"),
@@ -105,7 +114,7 @@ def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.
     code, reason = classify(error)
     message, field = clip(error.message), clip(error.field, MAX_FIELD_CHARS)
     metadata = dict(metadata or {})
-    if isinstance(error, Unauthenticated | PermissionDenied) and error.roles:
+    if isinstance(error, AccessRefused) and error.roles:
         metadata["missing_role"] = error.roles[0]
         metadata["allowed_roles"] = ",".join(error.roles)
     info = {clip(k, MAX_FIELD_CHARS): clip(v) for k, v in metadata.items()}

@@ -20,7 +20,7 @@ from service.rpc import mapping, paging
 from service.rpc.runner import Runner, request_id_of, rpc
 from service.rpc.status import to_status
 from service.rpc.watch import WatchHub
-from service.security.access import DEALER, check_dealer, check_round_readable
+from service.security.access import check_round_readable, viewer_for
 
 Context = grpc.aio.ServicerContext
 
@@ -107,6 +107,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             request.table_id,
             request.client_seed,
             request.request_id,
+            dict(request.player_seeds),
             present=lambda r: pb.DealResponse(**mapping.round_fields(r, visibility.DEALER)),
         )
 
@@ -166,18 +167,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         who = caller.current()
         check_round_readable(who, round_.round_id, visibility.is_public(round_))
         if viewer and not who.admin:
-            viewer = await self._viewer(round_.table_id, viewer)
+            table = await self.run(self.app.table, round_.table_id)
+            viewer = viewer_for(who, viewer, table.table_id, table.dealer)
         return pb.GetRoundResponse(**mapping.round_fields(round_, viewer))
-
-    async def _viewer(self, table_id: str, viewer: str) -> str:
-        """``viewer`` for the table's dealer; refused for another dealer (it would see a
-        player's hand at a table it does not run); for anyone else, an observer's view."""
-        who = caller.current()
-        if not who.has(DEALER):
-            return ""
-        table = await self.run(self.app.table, table_id)
-        check_dealer(who, table.table_id, table.dealer)
-        return viewer
 
     async def WatchTable(
         self,
@@ -187,15 +179,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Catch up from the store after ``after``, then follow live; positions only grow."""
         structlog.contextvars.bind_contextvars(request_id=request_id_of(context), rpc="WatchTable")
         try:
-            self.run.authorize(context, "WatchTable")
             if not 0 <= request.after <= MAX_POSITION:
                 raise RuleError(
                     f"after must be a log position from 0 to {MAX_POSITION}", field="after"
                 )
             viewer = mapping.viewer(request.viewer)
             table = await self.run(self.app.table, request.table_id)
-            if viewer and not caller.current().admin:
-                check_dealer(caller.current(), table.table_id, table.dealer)
+            viewer = viewer_for(caller.current(), viewer, table.table_id, table.dealer)
         except RuleError as error:
             await context.abort_with_status(to_status(error))
         rounds = [round_uuid(r) for r in table.round_ids]

@@ -9,16 +9,20 @@ they stay open to everyone.
 | cashier | credit, debit, balances |
 | reader | balances, results, ledger, statistics; rounds once they are over |
 | auditor | audit and export rounds once they are over; read them |
+| witness | hand back cosignatures of the log's checkpoints (and read them and their proofs, as |
+|  | every role may) |
 | admin | everything, and every hand at every table |
 """
 
 from __future__ import annotations
 
-from service.caller import ADMIN, Caller
-from service.errors import PermissionDenied, Unauthenticated
+from service.caller import ADMIN, ANONYMOUS, Caller
+from service.errors import NotTableDealer, PermissionDenied, Unauthenticated
 from service.security.policy import Policy
 
 DEALER, CASHIER, READER, AUDITOR = "dealer", "cashier", "reader", "auditor"
+WITNESS = "witness"
+EVERY_ROLE = (DEALER, CASHIER, READER, AUDITOR, WITNESS)
 
 # RPC (its method name; unique across the services) → the roles allowed besides admin.
 METHOD_ROLES: dict[str, tuple[str, ...]] = {
@@ -47,11 +51,14 @@ METHOD_ROLES: dict[str, tuple[str, ...]] = {
     # thirteen.v1.AuditService
     "ExportRound": (AUDITOR,),
     "AuditRound": (AUDITOR,),
+    # thirteen.v1.TransparencyService: the log is public to every role
+    "GetCheckpoint": EVERY_ROLE,
+    "GetInclusionProof": EVERY_ROLE,
+    "GetConsistencyProof": EVERY_ROLE,
+    "AddCosignature": (WITNESS,),
     # thirteen.v1.DiagnosticsService
-    "Echo": (DEALER, CASHIER, READER, AUDITOR),  # any role
+    "Echo": EVERY_ROLE,
 }
-
-ANONYMOUS = "anonymous"  # the identity recorded for callers of a server without a policy
 
 
 def authorize(policy: Policy, identity: str | None, method: str) -> Caller:
@@ -59,7 +66,9 @@ def authorize(policy: Policy, identity: str | None, method: str) -> Caller:
     UNAUTHENTICATED without an identity, PERMISSION_DENIED without one of the method's roles."""
     roles = policy.roles_of(identity)
     caller = Caller(identity or ANONYMOUS, roles)
-    allowed = METHOD_ROLES[method]
+    allowed = METHOD_ROLES.get(method)
+    if allowed is None:  # fail closed: a method nobody listed is nobody's but admin's
+        allowed = ()
     if ADMIN in roles or roles & set(allowed):
         return caller
     needed = (*allowed, ADMIN)
@@ -88,11 +97,23 @@ def runs_table(caller: Caller, dealer: str) -> bool:
 def check_dealer(caller: Caller, table_id: str, dealer: str) -> None:
     """Refuse a command at a table that ``caller`` does not run (``runs_table``)."""
     if not runs_table(caller, dealer):
-        raise PermissionDenied(
+        raise NotTableDealer(
             f"table {table_id!r} is run by another dealer: only its dealer or an admin may "
             "seat, unseat, deal, arrange, reveal or watch hands there",
             roles=(DEALER, ADMIN),
         )
+
+
+def viewer_for(caller: Caller, viewer: str, table_id: str, dealer: str) -> str:
+    """The ``viewer`` a read of the table may take (``GetRound``, ``WatchTable``): any for the
+    table's dealer or an admin; refused for another dealer, who would see a hand at a table it
+    does not run; for anyone else an observer's view ("")."""
+    if not viewer or caller.admin:
+        return viewer
+    if not caller.has(DEALER):
+        return ""
+    check_dealer(caller, table_id, dealer)
+    return viewer
 
 
 def check_round_readable(caller: Caller, round_id: str, over: bool) -> None:

@@ -15,6 +15,7 @@ import grpc
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from service.caller import reserved
 from service.security.policy import MAX_IDENTITY_LENGTH
 
 CACHED_CERTIFICATES = 256  # distinct client certificates remembered; a miss parses (~30 µs)
@@ -37,8 +38,8 @@ def identity_in(pem: bytes) -> str | None:
         name = _first_name(x509.load_pem_x509_certificate(pem))
     except Exception:  # any malformed field: such a caller has no identity, and no traceback
         return None
-    if not name or len(name) > MAX_IDENTITY_LENGTH or not name.isprintable():
-        return None
+    if not name or len(name) > MAX_IDENTITY_LENGTH or not name.isprintable() or reserved(name):
+        return None  # a reserved name would pass for the service itself (``service.caller``)
     return name
 
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from service.caller import ADMIN
+from service.caller import ADMIN, reserved
+from service.small_files import TooLarge, read_small
 
-ROLES = ("dealer", "cashier", "reader", "auditor", ADMIN)
+ROLES = ("dealer", "cashier", "reader", "auditor", "witness", ADMIN)
 MAX_IDENTITY_LENGTH = 512
 
 
@@ -38,7 +39,9 @@ class Policy:
     @classmethod
     def load(cls, path: Path) -> Policy:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_small(path).decode("utf-8")
+        except TooLarge as error:
+            raise PolicyError(f"the policy {path} {error}") from None
         except OSError as error:
             raise PolicyError(f"cannot read the policy {path}: {error.strerror}") from None
         except UnicodeDecodeError:
@@ -66,6 +69,11 @@ class Policy:
         for identity, roles in identities.items():
             if not identity or len(identity) > MAX_IDENTITY_LENGTH or not identity.isprintable():
                 raise PolicyError(f"{source}: identity {identity[:80]!r} is empty or not printable")
+            if reserved(identity):
+                raise PolicyError(
+                    f"{source}: identity {identity!r} is reserved for the service itself "
+                    "('anonymous' and names starting 'thirteen:'); name a certificate's identity"
+                )
             if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
                 raise PolicyError(f"{source}: the roles of {identity!r} must be a list of names")
             bad = [r for r in roles if r not in ROLES]

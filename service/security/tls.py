@@ -15,6 +15,8 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 
+from service.small_files import TooLarge, read_small
+
 LOOPBACK_NAMES = ("localhost",)
 
 
@@ -77,7 +79,9 @@ def is_loopback(address: str) -> bool:
 
 def _read(path: Path, what: str) -> bytes:
     try:
-        return path.read_bytes()
+        return read_small(path)
+    except TooLarge as error:
+        raise TlsConfigError(f"the TLS {what} {path} {error}") from None
     except FileNotFoundError:
         raise TlsConfigError(f"the TLS {what} {path} does not exist") from None
     except IsADirectoryError:

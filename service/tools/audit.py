@@ -1,5 +1,6 @@
 """``thirteen audit``: rounds verified against the rules, from the store or offline from an
-export, and ``--all`` judged on several processes. Reading the evidence is
+export (with its events' place in the signed transparency log: ``domain.transparency``), and
+``--all`` judged on several processes. Reading the evidence is
 ``service.evidence``'s; the judging is ``domain.audit``'s."""
 
 from __future__ import annotations
@@ -35,9 +36,23 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
+    if (args.log_public_key or args.earlier_checkpoint) and not args.file:
+        print(
+            "thirteen audit: --log-public-key and --earlier-checkpoint check an export: give "
+            "--file",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     decoder = Decoder()
     reports: list[tuple[str, list[Any]]] = []
     if args.file:
+        from domain.transparency import check_log
+        from service.tools.log_keys import audit_keys
+
+        keys = audit_keys(args)
+        if isinstance(keys, str):
+            print(f"thirteen audit: {keys}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         try:
             evidence: Evidence = from_document(Path(args.file).read_text())
         except OSError as error:
@@ -47,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"thirteen audit: {args.file} is not a round export: {error}", file=sys.stderr)
             return EXIT_BAD_INPUT
         evidence.receipt = args.receipt or evidence.receipt
-        reports.append((evidence.round_id, audit(evidence, decoder)))
+        logged = check_log(evidence.records(), evidence.log, *keys)
+        reports.append((evidence.round_id, audit(evidence, decoder) + logged))
     else:
         app = read_store("audit", args.data)
         if isinstance(app, int):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from domain.shuffle import SEED_BYTES
-from service.tools import audit, offline, store_commands
+from service.tools import audit, offline, rng, store_commands
 from service.tools.console import EXIT_BAD_INPUT
 
 
@@ -41,6 +41,13 @@ def _players(text: str) -> int:
     if not text.isdigit() or not 2 <= int(text) <= 4:
         raise argparse.ArgumentTypeError(f"players must be 2, 3 or 4, got {text!r}")
     return int(text)
+
+
+def _player_seed(text: str) -> tuple[str, str]:
+    player, sep, seed = text.partition("=")
+    if not sep or not player:
+        raise argparse.ArgumentTypeError(f"player seed must be PLAYER=SEED, got {text!r}")
+    return player, seed
 
 
 def _address(text: str) -> str:
@@ -83,6 +90,40 @@ def _dev_certs(args: argparse.Namespace) -> int:
     return write(args.dir, force=args.force)
 
 
+def _seed_key_init(args: argparse.Namespace) -> int:
+    """A new seed key file, never over an existing one."""
+    from service.seed_keys import SeedKeyError, create
+
+    if args.file.exists() or args.file.is_symlink():
+        return _refuse("seed-key init", f"{args.file} exists: a seed key file is never replaced")
+    try:
+        ring = create(args.file)
+    except FileExistsError:
+        return _refuse("seed-key init", f"{args.file} exists: a seed key file is never replaced")
+    except SeedKeyError as error:
+        return _refuse("seed-key init", str(error))
+    print(
+        f"wrote {args.file} (key id {ring.current}); give every server of the store this file "
+        "with --seed-key, keep it secret and back it up"
+    )
+    return 0
+
+
+def _keys(task: str, args: argparse.Namespace) -> int:
+    """``thirteen keys``: the transparency log's key pairs (``service.tools.log_keys``)."""
+    from service.tools import log_keys
+
+    run: Callable[[argparse.Namespace], int] = getattr(log_keys, task)
+    return run(args)
+
+
+def _witness(args: argparse.Namespace) -> int:
+    """``thirteen witness`` (``service.tools.witness``)."""
+    from service.tools.witness import run
+
+    return run(args)
+
+
 def _refuse(command: str, message: str) -> int:
     print(f"thirteen {command}: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
@@ -103,7 +144,23 @@ def build_parser() -> argparse.ArgumentParser:
     dealer.add_argument("--server-seed", type=_seed, required=True, help="64 hex digits")
     dealer.add_argument("--client-seed", default="", help="the caller's seed (default empty)")
     dealer.add_argument("--round-id", required=True)
-    dealer.add_argument("--players", type=_players, required=True, help="2 to 4")
+    dealer.add_argument(
+        "--players", type=_players, help="2 to 4, seated as p0, p1, … (or give --seat-ids)"
+    )
+    dealer.add_argument(
+        "--seat-ids",
+        nargs="+",
+        metavar="ID",
+        help="the round's player ids in seat order, as GetRound lists them (2 to 4)",
+    )
+    dealer.add_argument(
+        "--player-seed",
+        type=_player_seed,
+        action="append",
+        default=[],
+        metavar="PLAYER=SEED",
+        help="a player's seed (R12.8), repeatable; PLAYER is a seat id (p0 … without --seat-ids)",
+    )
     dealer.set_defaults(run=offline.deal)
     serve = commands.add_parser("serve", help="serve the gRPC API")
     serve.add_argument(
@@ -121,7 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="the keys server seeds are derived from, one per line, the current first "
-        "(default <data>/seed.key, created when missing; every replica needs the same file)",
+        "(default <data>/seed.key, created on the first start with SQLite; a file given here, "
+        "or any on PostgreSQL, must exist: `thirteen seed-key init FILE`; every replica needs "
+        "the same file)",
     )
     tls = serve.add_argument_group(
         "transport security", "an address other than loopback needs TLS, or --insecure"
@@ -145,6 +204,29 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve plaintext on an address other than loopback (anyone reaching it is admin)",
     )
+    transparency = serve.add_argument_group("transparency log", "signed checkpoints (issue 12)")
+    transparency.add_argument(
+        "--log-key",
+        type=Path,
+        metavar="FILE",
+        help="the key that signs the log's checkpoints (default <data>/log.key, created when "
+        "missing; every replica needs the same file)",
+    )
+    transparency.add_argument(
+        "--witness-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a witness's public key (a vkey or a file holding one) whose cosignatures "
+        "AddCosignature keeps; repeatable",
+    )
+    transparency.add_argument(
+        "--checkpoint-interval",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="sign a checkpoint at most this often while the log grows (default 2)",
+    )
     serve.set_defaults(run=store_commands.serve)
     projections = commands.add_parser("projections", help="maintain the read models")
     tasks = projections.add_subparsers(dest="task", required=True, parser_class=_Parser)
@@ -167,6 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--receipt", help="the receipt Reveal returned, to check the chain still ends there"
     )
     auditor.add_argument("--json", action="store_true", help="machine-readable output")
+    auditor.add_argument(
+        "--log-public-key",
+        metavar="KEY",
+        help="with --file: the log's public key (a vkey or a file holding one): check the "
+        "export's checkpoint signature and every event's inclusion proof",
+    )
+    auditor.add_argument(
+        "--earlier-checkpoint",
+        metavar="FILE",
+        help="with --file: a checkpoint (or an export holding one) kept from before: check "
+        "the export's log extends it (the export must carry that consistency proof)",
+    )
     auditor.add_argument(
         "--workers",
         type=int,
@@ -203,10 +297,64 @@ def build_parser() -> argparse.ArgumentParser:
     certs.add_argument("dir", type=Path, metavar="DIR", help="where to write them")
     certs.add_argument("--force", action="store_true", help="overwrite files already there")
     certs.set_defaults(run=_dev_certs)
-    replay = commands.add_parser(
-        "replay", help="a round's events in order, each with the round's state after it"
+    keys = commands.add_parser("keys", help="the transparency log's and witnesses' key pairs")
+    key_tasks = keys.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    keys_init = key_tasks.add_parser(
+        "init", help="write log.key (mode 0600) and log.pub, or a witness's pair"
     )
-    replay.add_argument("--round", required=True, help="the round id")
+    keys_init.add_argument("dir", type=Path, metavar="DIR", help="where to write them")
+    keys_init.add_argument("--name", help="the key's name: the log's origin (default random)")
+    keys_init.add_argument(
+        "--witness", action="store_true", help="a witness's cosigning key (C2SP tlog-cosignature)"
+    )
+    keys_init.set_defaults(run=lambda args: _keys("keys_init", args))
+    keys_show = key_tasks.add_parser("show", help="print the public key of a private key file")
+    keys_show.add_argument("file", type=Path, metavar="FILE")
+    keys_show.set_defaults(run=lambda args: _keys("keys_show", args))
+    witness = commands.add_parser(
+        "witness",
+        help="watch a transparency log: check each checkpoint extends the last, cosign it; "
+        "exit 3 with an ALARM line when it does not",
+    )
+    witness.add_argument(
+        "--log", type=_address, required=True, metavar="HOST:PORT", help="the log's address"
+    )
+    witness.add_argument(
+        "--log-public-key", required=True, metavar="KEY", help="the log's vkey or a file holding it"
+    )
+    witness.add_argument(
+        "--key", type=Path, required=True, metavar="FILE", help="the witness's private key file"
+    )
+    witness.add_argument(
+        "--state",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="where the last accepted checkpoint is kept (a restart continues from it)",
+    )
+    witness.add_argument(
+        "--interval", type=float, default=5.0, metavar="SECONDS", help="between polls (default 5)"
+    )
+    witness.add_argument("--once", action="store_true", help="poll once and exit (for cron)")
+    witness.add_argument("--ca", type=Path, metavar="FILE", help="connect over TLS with this CA")
+    witness.add_argument("--cert", type=Path, metavar="FILE", help="client certificate (mTLS)")
+    witness.add_argument("--cert-key", type=Path, metavar="FILE", help="its private key (PEM)")
+    witness.set_defaults(run=_witness)
+    seed_key = commands.add_parser("seed-key", help="the seed key file (`serve --seed-key`)")
+    seed_key_tasks = seed_key.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    seed_key_init = seed_key_tasks.add_parser(
+        "init", help="write a new seed key file with one random key (mode 0600)"
+    )
+    seed_key_init.add_argument("file", type=Path, metavar="FILE")
+    seed_key_init.set_defaults(run=_seed_key_init)
+    replay = commands.add_parser(
+        "replay",
+        help="a round's events in order, each with the round's state after it; or a player's "
+        "wallet events, each with who called",
+    )
+    replayed = replay.add_mutually_exclusive_group(required=True)
+    replayed.add_argument("--round", help="the round id")
+    replayed.add_argument("--player", help="a player id: its wallet's events (who credited…)")
     replay.add_argument(
         "--data", default="var", help="data directory of the SQLite store (default ./var)"
     )
@@ -222,6 +370,48 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--player", help="tell the report from this player's point of view")
     explain.add_argument("--html", metavar="FILE", help="also write the report as one HTML page")
     explain.set_defaults(run=store_commands.explain)
+    rng_kit = commands.add_parser(
+        "rng", help="the RNG kit for testing labs: collect raw words or deals, run the tests"
+    )
+    rng_tasks = rng_kit.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    collect = rng_tasks.add_parser(
+        "collect", help="raw 32-bit words or dealt hands from the production shuffle (R12)"
+    )
+    wanted = collect.add_mutually_exclusive_group(required=True)
+    wanted.add_argument(
+        "--raw", type=rng.count, metavar="N", help="N words as drawn, before scaling (R12.3)"
+    )
+    wanted.add_argument(
+        "--deals", type=rng.count, metavar="N", help="N deals to four seats, one per line"
+    )
+    collect.add_argument(
+        "--binary",
+        action="store_true",
+        help="raw words as 4 big-endian bytes each, nothing else (NIST SP 800-22, dieharder)",
+    )
+    collect.add_argument("--out", type=Path, metavar="FILE", help="default: standard output")
+    tester = rng_tasks.add_parser(
+        "test", help="frequency, runs and serial correlation at 99%% confidence: a report"
+    )
+    sample = tester.add_mutually_exclusive_group()
+    sample.add_argument(
+        "--cards",
+        type=rng.count,
+        default=rng.DEFAULT_CARDS,
+        metavar="N",
+        help=f"deal at least N cards now (default {rng.DEFAULT_CARDS:,})",
+    )
+    sample.add_argument("--file", type=Path, help="test a text file `rng collect` wrote")
+    tester.add_argument("--out", type=Path, metavar="FILE", help="also write the report there")
+    for task in (collect, tester):
+        task.add_argument(
+            "--fixed-seed",
+            type=rng.seed_key,
+            metavar="HEX",
+            help="a seed key (64 hex digits) for a reproducible run instead of fresh seeds",
+        )
+    collect.set_defaults(run=rng.collect)
+    tester.set_defaults(run=rng.run_tests)
     return parser
 
 

@@ -2,8 +2,10 @@
 person at a terminal.
 
 The bots are plain clients of the public stubs: they credit coins, open a table, sit down, and
-each round deal with a client seed, arrange with the suggestion helper (declaring ``any`` when the
-cards hold a special, R5.4), reveal, read their balances and check that the deal was fair (R12.6).
+each round deal with a client seed and a seed from each bot (R12.8), arrange with the suggestion
+helper (declaring ``any`` when the cards hold a special, R5.4), reveal, read their balances and
+check that the deal was fair (R12.6); each bot then checks its own hand with the revealed seed
+and the players' seeds (R12.8).
 Without an address the demo serves itself, in-process, on a temporary SQLite store.
 
 Exit status: 0 when every round was played and verified fair; 1 when the service cannot be
@@ -24,8 +26,9 @@ import grpc
 
 from domain.arrangement import Arrangement
 from domain.cards import format_cards, parse_cards
-from domain.fairness import prove
+from domain.fairness import prove, prove_hand
 from domain.ruleset import Ruleset
+from domain.shuffle import effective_client_seed
 from domain.specials import Qualification, Special
 from domain.suggest import Suggestion, suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
@@ -119,8 +122,12 @@ def play_round(game: Game, number: int, total: int) -> None:
     game.screen.line(f"commitment published before the deal: {commitment}", 2)
     client_seed = f"{game.rng.getrandbits(32):08x}"
     game.screen.line(f"our client seed, chosen after seeing it: {client_seed}", 2)
+    seeds = player_seeds(game)
     request = table_pb2.DealRequest(
-        table_id=game.table_id, client_seed=client_seed, request_id=f"demo-deal-{number}"
+        table_id=game.table_id,
+        client_seed=client_seed,
+        request_id=f"demo-deal-{number}",
+        player_seeds=seeds,
     )
     dealt = game.api.table("Deal", request)
     game.screen.line(f"dealt round {dealt.round_id}", 2)
@@ -133,6 +140,17 @@ def play_round(game: Game, number: int, total: int) -> None:
     show_pairs(game, revealed)
     show_settlement(game, revealed)
     check_fairness(game, commitment, dealt, revealed.server_seed)
+    check_own_hands(game, commitment, seeds, hands, dealt.round_id)
+
+
+def player_seeds(game: Game) -> dict[str, str]:
+    """R12.8: each bot's own seed, chosen on its device after the commitment was shown and
+    handed to the dealer with the deal."""
+    seeds = {player: f"{game.rng.getrandbits(32):08x}" for player in game.players}
+    game.screen.line("each bot's own seed, chosen after seeing it (R12.8):", 2)
+    for player, seed in seeds.items():
+        game.screen.line(f"{player:<{game.name_width}}  {seed}", 4)
+    return seeds
 
 
 def show_hands(game: Game, hands: dict[str, list[str]]) -> None:
@@ -270,15 +288,67 @@ def check_fairness(game: Game, commitment: str, dealt: Any, server_seed: str) ->
     game.screen.line("fairness: verified", 2)
     game.screen.line(f"server seed revealed: {server_seed}", 4)
     game.screen.line("its SHA-256 is the commitment shown before the deal", 4)
+    mixed = effective_client_seed(dealt.client_seed, seat_seeds(dealt))
+    if mixed == dealt.client_seed:
+        game.screen.line(
+            f'domain.shuffle.deal(seed, "{mixed}", round id, 4) reproduces every hand', 4
+        )
+        return
+    game.screen.line("with every bot's seed mixed in (R12.8) the client seed is", 4)
+    game.screen.line(mixed, 6)
     game.screen.line(
-        f'domain.shuffle.deal(seed, "{dealt.client_seed}", round id, 4) reproduces every hand', 4
+        "domain.shuffle.deal(seed, that client seed, round id, 4) reproduces every hand", 4
     )
+
+
+def check_own_hands(
+    game: Game, commitment: str, seeds: dict[str, str], hands: dict[str, list[str]], round_id: str
+) -> None:
+    """R12.8: each bot, on its own, reads the round as the service shows it to that bot,
+    finds its seed recorded, and recomputes its own hand from the revealed server seed, the
+    client seed and every player's seed."""
+    game.screen.line("each bot checks its own hand (R12.8):", 2)
+    for player in game.players:
+        request = table_pb2.GetRoundRequest(round_id=round_id, viewer=player)
+        shown = game.api.table("GetRound", request)
+        problem = own_hand_problem(commitment, shown, player, seeds[player], hands[player])
+        if problem:
+            game.screen.line(f"!!! {player}: FAILED: {problem}", 4)
+            raise DemoFailed(f"round {round_id} failed {player}'s own check: {problem}")
+        game.screen.line(
+            f"{player:<{game.name_width}}  its seed {seeds[player]} is in the round, and its "
+            "13 cards follow from the seeds: verified",
+            4,
+        )
+
+
+def own_hand_problem(commitment: str, shown: Any, player: str, seed: str, hand: list[str]) -> str:
+    """What does not add up for one player who gave ``seed`` and was dealt ``hand``, in the
+    round ``shown`` (a GetRound answer after the reveal); "" when all does
+    (``domain.fairness.prove_hand`` judges)."""
+    seats = seat_seeds(shown)
+    if dict(seats).get(player) != seed:
+        return f"the round records the seed {dict(seats).get(player)!r}, not {seed!r}"
+    proof = prove_hand(
+        shown.server_seed, commitment, shown.client_seed, shown.round_id, seats, player, hand
+    )
+    if not proof.seed_matches:
+        return f"SHA-256 of the revealed seed is not the commitment {commitment}"
+    if not proof.hands_match:
+        return "the seeds do not give the hand it was dealt"
+    return ""
+
+
+def seat_seeds(round_: Any) -> list[tuple[str, str]]:
+    """(player_id, player_seed) in seat order, from a Deal or GetRound answer (R12.8)."""
+    return [(p.player_id, p.player_seed) for p in sorted(round_.players, key=lambda p: p.seat)]
 
 
 def fairness_problems(commitment: str, dealt: Any, server_seed: str) -> list[str]:
     """What does not add up between the commitment shown before the deal, the revealed seed
     and the dealt hands (``domain.fairness`` judges)."""
-    seats = [p.player_id for p in sorted(dealt.players, key=lambda p: p.seat)]
+    seeds = seat_seeds(dealt)
+    seats = [player for player, _ in seeds]
     hands = {h.player_id: list(h.cards) for h in dealt.hands}
     proof = prove(
         server_seed,
@@ -286,6 +356,7 @@ def fairness_problems(commitment: str, dealt: Any, server_seed: str) -> list[str
         dealt.client_seed,
         dealt.round_id,
         [hands.get(player, []) for player in seats],
+        seeds,
     )
     if not proof.seed_readable:
         return [f"the revealed server seed {server_seed!r} is not hex"]

@@ -30,6 +30,7 @@ from domain.round import Round
 from domain.ruleset import Ruleset
 from domain.scoring import PairScore
 from domain.settlement import gross
+from domain.shuffle import effective_client_seed
 from domain.specials import Special
 from domain.table import Table
 from service.application import Thirteen
@@ -131,7 +132,8 @@ class PairView:
 
 @dataclass(frozen=True)
 class Proof:
-    """R12: what was committed, what was revealed, and whether they agree."""
+    """R12: what was committed, what was revealed, and whether they agree. With players'
+    seeds (R12.8, in seat order, those given) the deal used ``effective_client_seed``."""
 
     commitment: str
     published: str  # when and where the commitment was published before the deal
@@ -140,6 +142,8 @@ class Proof:
     seed_ok: bool | None
     deal_ok: bool | None
     players: int
+    player_seeds: tuple[tuple[str, str], ...] = ()
+    effective_client_seed: str = ""
 
 
 @dataclass(frozen=True)
@@ -361,9 +365,10 @@ def build(round_: Round, published: str = "") -> Report:
                 )
     seed = round_.server_seed
     seed_ok = deal_ok = None
+    seats = round_.seat_seeds  # R12.8
     if seed is not None:
         hands = [round_.hands[p] for p in round_.players]
-        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands)
+        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands, seats)
         seed_ok, deal_ok = fair.seed_matches, fair.hands_match
     proof = Proof(
         round_.commitment,
@@ -373,6 +378,8 @@ def build(round_: Round, published: str = "") -> Report:
         seed_ok,
         deal_ok,
         len(round_.players),
+        tuple((p, s) for p, s in seats if s),
+        effective_client_seed(round_.client_seed, seats),
     )
     return Report(
         round_id=round_.round_id,

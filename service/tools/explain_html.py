@@ -254,12 +254,28 @@ def _proof(report: Report) -> str:
         f"<br>{_e(proof.published)}</dd>",
         f"<dt>client seed, round id</dt><dd><code>{_e(repr(proof.client_seed))}</code>, "
         f"<code>{_e(report.round_id)}</code></dd>",
-        f"<dt>server seed{' revealed' if proof.server_seed else ''}</dt><dd>{seed}</dd></dl>",
     ]
+    if proof.player_seeds:  # R12.8; a deal without them reads as it always did
+        given = "<br>".join(
+            f"{_e(player)} <code>{_e(repr(seed))}</code>" for player, seed in proof.player_seeds
+        )
+        parts += [
+            f"<dt>player seeds, each from the player's device (R12.8)</dt><dd>{given}</dd>",
+            "<dt>client seed the deal used: the client seed with the player seeds mixed in "
+            f"(R12.8)</dt><dd><code>{_e(repr(proof.effective_client_seed))}</code></dd>",
+        ]
+    parts.append(
+        f"<dt>server seed{' revealed' if proof.server_seed else ''}</dt><dd>{seed}</dd></dl>"
+    )
+    recomputed = (
+        "the deal recomputed from the seeds and the player seeds equals the recorded hands"
+        if proof.player_seeds
+        else "the deal recomputed from the seeds equals the recorded hands"
+    )
     if proof.server_seed is not None:
         for label, ok in (
             ("SHA-256(server seed) equals the commitment", proof.seed_ok),
-            ("the deal recomputed from the seeds equals the recorded hands", proof.deal_ok),
+            (recomputed, proof.deal_ok),
         ):
             mark = '<span class="ok">✔ verified</span>' if ok else '<span class="bad">✘ NO</span>'
             parts.append(f"<p>{mark} {_e(label)}</p>")

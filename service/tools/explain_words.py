@@ -279,6 +279,11 @@ def proof_lines(report: Report) -> list[str]:
         f"  {proof.published}",
         f"client seed {proof.client_seed!r}, round id {report.round_id}",
     ]
+    if proof.player_seeds:  # R12.8; a deal without them reads as it always did
+        lines.append("player seeds, each given from the player's device with the deal (R12.8):")
+        lines += [f"  {player} {seed!r}" for player, seed in proof.player_seeds]
+        lines.append("the deal used the client seed with the player seeds mixed in (R12.8):")
+        lines.append(f"  {proof.effective_client_seed!r}")
     if proof.server_seed is None:
         lines.append(
             "server seed: not revealed yet; it is published when the round ends (R12.6), "
@@ -289,8 +294,10 @@ def proof_lines(report: Report) -> list[str]:
     lines.append(f"server seed revealed {proof.server_seed}")
     lines.append(f"SHA-256(server seed) equals the commitment: {verdict}")
     dealt = "yes, verified" if proof.deal_ok else "NO: the recorded hands differ"
+    seeds = "the seeds and the player seeds" if proof.player_seeds else "the seeds"
+    rules = "R12.3–R12.5, R12.8" if proof.player_seeds else "R12.3–R12.5"
     lines.append(
-        f"the deal recomputed from the seeds (R12.3–R12.5, {proof.players} players) "
+        f"the deal recomputed from {seeds} ({rules}, {proof.players} players) "
         f"equals the recorded hands: {dealt}"
     )
     return lines

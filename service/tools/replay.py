@@ -17,11 +17,12 @@ from datetime import datetime
 from typing import Any
 
 from domain import visibility
-from domain.chain import StoredRecord
-from domain.ids import round_uuid
+from domain.chain import CHAIN, StoredRecord
+from domain.ids import round_uuid, wallet_uuid
 from domain.round import Round
+from domain.shuffle import effective_client_seed, in_seat_order
 from service.application import Thirteen
-from service.caller import UNKNOWN, recorded
+from service.caller import CALLER_FIELD, UNKNOWN, recorded
 from service.errors import NotFound
 from service.evidence import Decoder, record_of
 
@@ -100,6 +101,11 @@ def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
             "ruleset": event.ruleset.get("name", ""),
             "deadline": _time(event.deadline),
         }
+        if event.player_seeds:  # R12.8; a deal without them reads as it always did
+            details["player_seeds"] = dict(event.player_seeds)
+            details["effective_client_seed"] = effective_client_seed(
+                event.client_seed, in_seat_order(event.players, event.player_seeds)
+            )
         shown = visibility.visible_hands(final, visibility.OBSERVER)
         if shown:
             details["hands"] = {p: list(event.hands[p]) for p in shown}
@@ -208,6 +214,15 @@ def _detail_lines(event: dict[str, Any]) -> list[str]:
             f"arrange by {d['deadline']}; balances at the deal: "
             + ", ".join(f"{p} {b}" for p, b in d["balances"].items()),
         ]
+        if "player_seeds" in d:
+            lines += [
+                "player seeds (R12.8): "
+                + ", ".join(
+                    f"{p} {json.dumps(s, ensure_ascii=False)}" for p, s in d["player_seeds"].items()
+                ),
+                f"dealt with the client seed {json.dumps(d['effective_client_seed'])} "
+                "(the client seed and the player seeds mixed, R12.8)",
+            ]
         if "hands" in d:
             lines += [f"{p}: {' '.join(h)}" for p, h in d["hands"].items()]
         else:
@@ -267,3 +282,46 @@ def render_text(round_id: str, found: Sequence[Step]) -> str:
 
 def render_json(found: Sequence[Step]) -> str:
     return json.dumps([s.to_dict() for s in found], ensure_ascii=False, indent=2) + "\n"
+
+
+# --- a wallet ---------------------------------------------------------------------------------
+
+
+def wallet_events(app: Thirteen, player_id: str) -> list[dict[str, Any]]:
+    """A player's wallet events in order (credits, debits, seats, rounds, settlements), each with
+    the identity whose call stored it. Raises ``NotFound`` for a player without a wallet."""
+    stored = app.recorder.select_events(wallet_uuid(player_id))
+    if not stored:
+        raise NotFound(f"player {player_id!r} has no wallet")
+    decoder = Decoder()
+    found = []
+    for record in (record_of(0, s) for s in stored):
+        event = decoder.event(record)
+        details = {
+            k: v
+            for k, v in record.state.items()
+            if k not in ("player_id", "timestamp", CHAIN, CALLER_FIELD, "originator_topic")
+        }
+        found.append(
+            {
+                "version": record.version,
+                "type": type(event).__name__,
+                "at": _time(event.timestamp),
+                "caller": recorded(event),
+                "details": details,
+            }
+        )
+    return found
+
+
+def render_wallet_text(player_id: str, moves: Sequence[dict[str, Any]]) -> str:
+    """The wallet's events for people: one line each, with who called."""
+    lines = [f"wallet of {player_id}: {len(moves)} events"]
+    for move in moves:
+        details = ", ".join(f"{k} {v}" for k, v in move["details"].items())
+        lines.append(
+            f"v{move['version']:<3} {move['at']}  {move['type']}"
+            + (f" ({details})" if details else "")
+            + f", called by {move['caller']}"
+        )
+    return "\n".join(lines) + "\n"

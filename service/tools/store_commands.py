@@ -4,6 +4,7 @@ the event store (``thirteen audit`` is ``service.tools.audit``'s)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ def serve(args: argparse.Namespace) -> int:
     from service.rpc.server import serve_forever
     from service.seed_keys import SEED_KEY_FILE, SeedKeyError
     from service.storage import StoreConfigError, open_app
+    from service.tools.log_keys import log_options
 
     service_logging.configure(args.log_level)
     security = _transport_security(args)
@@ -33,6 +35,15 @@ def serve(args: argparse.Namespace) -> int:
     tls, policy = security
     seed_key = args.seed_key or Path(args.data) / SEED_KEY_FILE
     creating = not seed_key.exists()
+    if creating and (args.seed_key is not None or os.environ.get("THIRTEEN_STORE") == "postgres"):
+        # Only the embedded default makes its own key: a mistyped path, a missing mount or a
+        # replica's own new key would commit tables the other replicas cannot deal.
+        print(
+            f"thirteen serve: seed key file {seed_key} does not exist: create it once with "
+            f"`thirteen seed-key init {seed_key}` and give every server of the store that file",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     try:
         app = open_app(Path(args.data), seed_key=seed_key)
     except StoreConfigError as error:
@@ -41,6 +52,17 @@ def serve(args: argparse.Namespace) -> int:
     except Exception as error:  # the database is unreachable or unusable
         print(f"thirteen serve: cannot open the event store: {error}", file=sys.stderr)
         return 1
+    if creating and app.max_position() > 0:
+        # Not a first start: the store's tables committed under a key that is gone, and a new
+        # one could deal none of them.
+        app.close()
+        print(
+            f"thirteen serve: seed key file {seed_key} does not exist, but the store already "
+            "holds events: restore the key file its tables committed under (a new key could "
+            "deal none of them)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     try:
         seed_keys = app.seed_keys  # read (or create) the key file now, not at the first deal
     except SeedKeyError as error:
@@ -54,6 +76,11 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    transparency = log_options(args)  # the log key, read (or created) now
+    if isinstance(transparency, str):
+        app.close()
+        print(f"thirteen serve: {transparency}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
     def started(running: object) -> None:
         port = getattr(running, "port", 0)
@@ -78,6 +105,7 @@ def serve(args: argparse.Namespace) -> int:
                 credentials=tls.credentials if tls is not None else None,
                 mutual_tls=tls is not None and tls.mutual,
                 policy=policy,
+                transparency=transparency,
             )
         )
     except OSError as error:
@@ -110,6 +138,11 @@ def _transport_security(args: argparse.Namespace) -> tuple[ServerTls | None, Pol
             f"refusing to serve {args.address} without TLS: anyone who reaches it could call "
             "everything and read the traffic; give --tls-cert and --tls-key (and --client-ca), "
             "or --insecure to serve plaintext anyway"
+        )
+    if args.tls_cert is not None and args.policy is None and not is_loopback(args.address):
+        return (
+            f"refusing to serve {args.address} without --policy: every caller would be admin; "
+            "give --client-ca and --policy (identities and their roles), or serve on loopback"
         )
     try:
         tls = (
@@ -165,20 +198,37 @@ def rebuild(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    """A round's events in order, each with the round's state after it."""
+    """A round's events in order, each with the round's state after it; or, with ``--player``,
+    the player's wallet events, each with the identity that called."""
+    import json
+
     from service.application import check_id
-    from service.tools.replay import render_json, render_text, round_events, steps
+    from service.tools.replay import (
+        render_json,
+        render_text,
+        render_wallet_text,
+        round_events,
+        steps,
+        wallet_events,
+    )
 
     app = read_store("replay", args.data)
     if isinstance(app, int):
         return app
     try:
-        found = steps(round_events(app, check_id(args.round, "round")))
+        if args.player is not None:
+            moves = wallet_events(app, check_id(args.player, "player"))
+        else:
+            found = steps(round_events(app, check_id(args.round, "round")))
     except RuleError as error:
         print(f"thirteen replay: {error.message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     finally:
         app.close()
+    if args.player is not None:
+        text = json.dumps(moves, ensure_ascii=False, indent=2) + "\n"
+        sys.stdout.write(text if args.json else render_wallet_text(args.player, moves))
+        return 0
     sys.stdout.write(render_json(found) if args.json else render_text(args.round, found))
     return 0
 

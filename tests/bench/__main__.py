@@ -4,7 +4,7 @@ figures beside their baselines."""
 import sys
 from collections.abc import Callable, Iterable
 
-from tests.bench import audit, engine, projections, restart, service, watch
+from tests.bench import audit, engine, projections, restart, service, transparency, watch
 
 SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
     "engine": engine.report,
@@ -13,6 +13,7 @@ SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
     "audit": audit.report,
     "restart": restart.report,
     "watch": watch.report,
+    "transparency": transparency.report,
 }
 
 

@@ -1,5 +1,6 @@
 """What authorization costs a call (issue 11): the caller's identity read from its client
-certificate and its roles checked against the policy, as ``Runner.authorize`` does on every RPC,
+certificate and its roles checked against the policy, as ``service.rpc.authorizing`` does on
+every RPC,
 beside the same call on a server without a policy. Printed against the server's CPU per command
 measured by the service section in the same run."""
 
@@ -8,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from service.rpc.runner import Runner
+from service.rpc.authorizing import admit
 from service.security.policy import Policy
 from tests.support.certs import Authority
 
@@ -30,17 +30,17 @@ class _Plain:
         return {}
 
 
-def _loop(runner: Runner, context: Any) -> float:
-    """CPU seconds per ``authorize`` (thread CPU time: the machine's other work is not counted)."""
+def _loop(policy: Policy, context: Any) -> float:
+    """CPU seconds per ``admit`` (thread CPU time: the machine's other work is not counted)."""
     for _ in range(1000):  # warm the certificate cache
-        runner.authorize(context, "Deal")
+        admit(policy, context, "Deal")
     started = time.thread_time()
     for _ in range(CALLS):
-        runner.authorize(context, "Deal")
+        admit(policy, context, "Deal")
     return (time.thread_time() - started) / CALLS
 
 
-async def _in_a_real_call(directory: Path, runner: Runner) -> float:
+async def _in_a_real_call(directory: Path, policy: Policy) -> float:
     """``authorize`` timed inside the handler of a real mutual-TLS call, so gRPC's own
     ``auth_context()`` is part of the figure."""
     ca = Authority(directory)
@@ -48,7 +48,7 @@ async def _in_a_real_call(directory: Path, runner: Runner) -> float:
     trust = ca.ca.read_bytes()
 
     async def measure(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
-        return repr(_loop(runner, context)).encode()
+        return repr(_loop(policy, context)).encode()
 
     server = grpc.aio.server()
     server.add_generic_rpc_handlers(
@@ -76,10 +76,10 @@ async def _in_a_real_call(directory: Path, runner: Runner) -> float:
 
 def cost() -> tuple[float, float]:
     """Microseconds per call: with a policy and a client certificate, and with no policy."""
-    with tempfile.TemporaryDirectory() as directory, ThreadPoolExecutor(1) as executor:
+    with tempfile.TemporaryDirectory() as directory:
         policy = Policy.parse(f'[identities]\n"{DEALER}" = ["dealer"]\n')
-        secured = asyncio.run(_in_a_real_call(Path(directory), Runner(executor, policy)))
-        open_ = _loop(Runner(executor), _Plain())
+        secured = asyncio.run(_in_a_real_call(Path(directory), policy))
+        open_ = _loop(Policy.everyone_admin(), _Plain())
     return secured * 1e6, open_ * 1e6
 
 

@@ -40,6 +40,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2,
     wallet_pb2_grpc,
 )
+from tests.support.seed_key import ensure_seed_key
 
 TABLES = 16
 PLAYERS = 4
@@ -68,7 +69,8 @@ class ServerProcess:
             [str(script)] if script.exists() else [sys.executable, "-m", "service.tools.cli"]
         )
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
-        command += ["--seed-key", str(data.parent / "seed.key")]  # shared by the replicas
+        seed_key = ensure_seed_key(data.parent / "seed.key")  # shared by the replicas
+        command += ["--seed-key", str(seed_key)]
         command += ["--log-level", "warning"]
         self.process = subprocess.Popen(
             command,

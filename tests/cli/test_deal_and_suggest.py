@@ -60,6 +60,75 @@ def test_deal_bad_arguments_exit_2_with_one_line(args, message):
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+R12_8 = [
+    "4h 9s 7h Tc Jd 7d 4s 6s 6d Kh Ad Ks Jc".split(),
+    "9c Js 6h Ah 8d 2s 5h 5s Kc 8h 2c 3s 4d".split(),
+    "6c 8c As 2h Qd 7s 9h 7c Jh Ts 8s 5d 3c".split(),
+    "Td 5c 4c Kd 3d Qh Qs Th Ac 9d 2d Qc 3h".split(),
+]
+R12_8_EFFECTIVE = "client|287f2050f4f2c1fed48a9f3a58dddf46c588249981197f2e37380410bcb633c3"
+VECTOR = ["deal", "--server-seed", "00" * 32, "--client-seed", "client", "--round-id", "r1"]
+
+
+def test_r12_8_deal_with_player_seeds_reproduces_the_test_vector():
+    """R12.8: the R12.7 inputs with seeds p0 = a, p1 = b, p3 = d (seats named p0 … p3 by
+    --players, as in RULES.md), given in any order."""
+    seeds = ["--player-seed", "p3=d", "--player-seed", "p0=a", "--player-seed", "p1=b"]
+    out = run([*VECTOR, "--players", "4", *seeds])
+    assert out.status == 0, out.stderr
+    assert out.lines == [
+        {
+            "commitment": hashlib.sha256(bytes(32)).hexdigest(),
+            "player_seeds": '[["p0","a"],["p1","b"],["p3","d"]]',
+            "effective_client_seed": R12_8_EFFECTIVE,
+            "hands": R12_8,
+        }
+    ]
+
+
+def test_r12_8_deal_names_seats_by_the_rounds_player_ids():
+    """R12.8: with --seat-ids the seeds are keyed by the round's player ids, in seat order;
+    an empty seed is none given, so p2's empty seed changes nothing."""
+    seeds = ["--player-seed", "ann=a", "--player-seed", "bo=b", "--player-seed", "dee=d"]
+    out = run([*VECTOR, "--seat-ids", "ann", "bo", "cy", "dee", *seeds])
+    assert out.status == 0, out.stderr
+    assert out.lines[0]["seats"] == ["ann", "bo", "cy", "dee"]
+    assert out.lines[0]["player_seeds"] == '[["ann","a"],["bo","b"],["dee","d"]]'
+    with_empty = run([*VECTOR, "--players", "4", "--player-seed", "p2=", "--player-seed", "p0=a"])
+    plain = run([*VECTOR, "--players", "4", "--player-seed", "p0=a"])
+    assert with_empty.lines == plain.lines
+
+
+def test_r12_8_deal_without_player_seeds_is_r12_7_unchanged():
+    out = run([*VECTOR, "--seat-ids", "A", "B", "C", "D"])
+    assert out.status == 0, out.stderr
+    assert out.lines[0]["hands"] == R12_7
+    assert "effective_client_seed" not in out.lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--players", "4", "--player-seed", "p4=x"], "'p4' is not dealt into the round"),
+        (["--seat-ids", "a", "b", "--player-seed", "p0=x"], "'p0' is not dealt into the round"),
+        (["--players", "2", "--player-seed", "p0=" + "x" * 65], "at most 64 characters"),
+        (["--players", "2", "--player-seed", "p0=a\tb"], "printable"),
+        (["--players", "2", "--player-seed", "p0=a", "--player-seed", "p0=b"], "two seeds"),
+        (["--players", "2", "--player-seed", "p0"], "PLAYER=SEED"),
+        (["--player-seed", "p0=a"], "--players N or --seat-ids"),
+        (["--seat-ids", "a"], "2, 3 or 4 players, got 1"),
+        (["--seat-ids", "a", "a"], "names a player twice"),
+        (["--players", "3", "--seat-ids", "a", "b"], "--players 3 but --seat-ids names 2"),
+    ],
+)
+def test_r12_8_deal_bad_player_seeds_exit_2_with_one_line(args, message):
+    out = run([*VECTOR, *args])
+    assert out.status == 2
+    assert message in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert out.stdout == ""
+
+
 def test_suggest_lists_specials_and_a_non_foul_arrangement():
     out = run(
         ["suggest"],

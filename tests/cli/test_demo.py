@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from service._generated.thirteen.v1 import wallet_pb2
-from service.tools.demo import fairness_problems
+from service.tools.demo import fairness_problems, own_hand_problem
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 
@@ -94,24 +94,47 @@ def test_r12_6_demo_verifies_every_deal(played):
     assert "FAILED" not in played.stdout
 
 
-def r12_7_round(commitment: str) -> SimpleNamespace:
-    """The R12.7 test vector as a dealt round."""
-    hands = [
-        "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd",
-        "8d Ac 2d 5c Jc 7s As 6h 5s 7c Jh 4s 9c",
-        "6d Js Ah Tc Qs Kh 3h Qc Ad Kc Th 3s 8h",
-        "6c 9h 7d 9d Ts 5h 9s Qh 7h Ks 2c 8c 4h",
-    ]
+R12_7 = [
+    "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd",
+    "8d Ac 2d 5c Jc 7s As 6h 5s 7c Jh 4s 9c",
+    "6d Js Ah Tc Qs Kh 3h Qc Ad Kc Th 3s 8h",
+    "6c 9h 7d 9d Ts 5h 9s Qh 7h Ks 2c 8c 4h",
+]
+R12_8 = [
+    "4h 9s 7h Tc Jd 7d 4s 6s 6d Kh Ad Ks Jc",
+    "9c Js 6h Ah 8d 2s 5h 5s Kc 8h 2c 3s 4d",
+    "6c 8c As 2h Qd 7s 9h 7c Jh Ts 8s 5d 3c",
+    "Td 5c 4c Kd 3d Qh Qs Th Ac 9d 2d Qc 3h",
+]
+R12_8_SEEDS = {"p0": "a", "p1": "b", "p3": "d"}
+
+
+def vector_round(
+    commitment: str,
+    hands: list[str] = R12_7,
+    seeds: dict[str, str] | None = None,
+    names: str | list[str] = "ABCD",
+) -> SimpleNamespace:
+    """A test vector (R12.7, or R12.8 with ``seeds``) as a Deal or GetRound answer."""
+    seeds = seeds or {}
     return SimpleNamespace(
         round_id="r1",
         client_seed="client",
         commitment=commitment,
-        players=[SimpleNamespace(player_id=p, seat=i) for i, p in enumerate("ABCD")],
+        server_seed="00" * 32,
+        players=[
+            SimpleNamespace(player_id=p, seat=i, player_seed=seeds.get(p, ""))
+            for i, p in enumerate(names)
+        ],
         hands=[
-            SimpleNamespace(player_id=p, cards=h.split())
-            for p, h in zip("ABCD", hands, strict=True)
+            SimpleNamespace(player_id=p, cards=h.split()) for p, h in zip(names, hands, strict=True)
         ],
     )
+
+
+def r12_7_round(commitment: str) -> SimpleNamespace:
+    """The R12.7 test vector as a dealt round."""
+    return vector_round(commitment)
 
 
 def test_r12_6_fairness_check_passes_the_test_vector_and_catches_tampering():
@@ -122,6 +145,54 @@ def test_r12_6_fairness_check_passes_the_test_vector_and_catches_tampering():
     a, b = swapped.hands[:2]
     a.cards, b.cards = b.cards, a.cards
     assert len(fairness_problems(commitment, swapped, "00" * 32)) == 2  # A's and B's hands
+
+
+def test_r12_8_fairness_check_recomputes_the_deal_with_the_player_seeds():
+    """R12.8: the demo's table-wide check mixes the recorded player seeds into the client seed;
+    the same hands without them, or with a seed altered, fail it."""
+    commitment = hashlib.sha256(bytes(32)).hexdigest()
+    seats = ["p0", "p1", "p2", "p3"]
+    dealt = vector_round(commitment, R12_8, R12_8_SEEDS, seats)
+    assert fairness_problems(commitment, dealt, "00" * 32) == []
+    unseeded = vector_round(commitment, R12_8, None, seats)
+    assert len(fairness_problems(commitment, unseeded, "00" * 32)) == 4
+    altered = vector_round(commitment, R12_8, {**R12_8_SEEDS, "p1": "B"}, seats)
+    assert len(fairness_problems(commitment, altered, "00" * 32)) == 4
+
+
+def test_r12_8_a_bot_checks_its_own_hand_and_that_its_seed_was_used():
+    """R12.8: one player, knowing only its own hand and seed, checks the revealed round."""
+    commitment = hashlib.sha256(bytes(32)).hexdigest()
+    seats = ["p0", "p1", "p2", "p3"]
+    shown = vector_round(commitment, R12_8, R12_8_SEEDS, seats)
+    assert own_hand_problem(commitment, shown, "p3", "d", R12_8[3].split()) == ""
+    assert own_hand_problem(commitment, shown, "p2", "", R12_8[2].split()) == ""
+    assert "records the seed 'd', not 'e'" in own_hand_problem(
+        commitment, shown, "p3", "e", R12_8[3].split()
+    )
+    assert "do not give the hand" in own_hand_problem(
+        commitment, shown, "p3", "d", R12_8[2].split()
+    )
+    other = hashlib.sha256(b"another").hexdigest()
+    assert "not the commitment" in own_hand_problem(other, shown, "p3", "d", R12_8[3].split())
+
+
+def test_r12_8_demo_bots_each_give_a_seed_and_verify_their_own_hand(played):
+    """R12.8: every round each bot shows the seed it gives with the deal, the deal mixes them
+    in, and after the reveal each bot says its seed is in the round and its hand checks out."""
+    for text in rounds_of(played.stdout):
+        given = text.split("each bot's own seed")[1].split("dealt round")[0]
+        seeds = dict(re.findall(r"^ {4}(\w+-\w+) +([0-9a-f]{8})$", given, re.MULTILINE))
+        assert len(seeds) == 4
+        assert "with every bot's seed mixed in (R12.8)" in text
+        checks = text.split("each bot checks its own hand (R12.8):")[1]
+        for player, seed in seeds.items():
+            assert re.search(
+                rf"^ {{4}}{player} +its seed {seed} is in the round, .*: verified$",
+                checks,
+                re.MULTILINE,
+            ), checks
+        assert text.index("each bot's own seed") < text.index("dealt round")
 
 
 def test_demo_without_a_server_at_the_address_fails_in_one_line():

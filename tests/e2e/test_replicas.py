@@ -23,6 +23,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2,
     wallet_pb2_grpc,
 )
+from tests.support.seed_key import ensure_seed_key
 from tests.support.stores import store_environ
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
@@ -32,7 +33,7 @@ class Replica:
     """``thirteen serve`` in a process of its own; its JSON log lines are collected."""
 
     def __init__(self, environ: dict[str, str], data: Path) -> None:
-        seed_key = data.parent / "seed.key"  # every replica of one store gets the same file
+        seed_key = ensure_seed_key(data.parent / "seed.key")  # every replica: the same file
         self.process = subprocess.Popen(
             [
                 *(str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)),

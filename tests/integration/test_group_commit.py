@@ -8,6 +8,7 @@ Commands are forced into one batch by holding the writer on a gate while they qu
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
@@ -26,6 +27,7 @@ from domain.ruleset import STANDARD
 from domain.suggest import suggest
 from domain.wallet import InsufficientFunds
 from service.application import Thirteen
+from service.caller import IN_PROCESS, Caller, acting_as
 from service.errors import AlreadyExists, NotFound
 from service.evidence import Decoder, StoreReader, audit, record_of
 from service.storage import open_app
@@ -304,3 +306,51 @@ def test_a_refusal_read_across_another_replicas_commit_is_checked_and_run_again(
         finally:
             b.close()
             a.close()
+
+
+def test_each_command_records_its_own_caller_in_a_batch_and_after_a_lost_race(tmp_path: Path):
+    """Issue 11: the caller travels with each queued command (not with its batch), and a command
+    run again after its batch lost a race, or queued again alone, is still its caller's."""
+    environ = {"THIRTEEN_STORE": "sqlite"}
+    first = open_app(tmp_path, environ=environ)
+    second = open_app(tmp_path, environ=environ)
+    cashiers = [Caller(f"cashier-{n}", frozenset({"cashier"})) for n in range(3)]
+    try:
+        first.credit("p", 100, "c0")
+        second.credit("p", 50, "behind-1")  # the writer's copy of p is stale now
+        entered, gate = threading.Event(), threading.Event()
+        held = first.submit(lambda: (entered.set(), gate.wait(WAIT)))
+        assert entered.wait(WAIT)
+        futures = []
+        for cashier, (player, transfer) in zip(
+            cashiers, [("p", "mine-1"), ("q", "q-1"), ("p", "mine-2")], strict=True
+        ):
+            with acting_as(cashier):
+                futures.append(first.submit(first.credit, player, 1, transfer))
+        gate.set()
+        held.result(WAIT)
+        wait(futures, WAIT)
+        second.credit("p", 50, "behind-2")
+        with acting_as(Caller("late", frozenset({"cashier"}))):
+            first.credit("p", 1, "alone")  # loses alone, queued again after a pause
+        recorded = {}
+        for player in ("p", "q"):
+            for stored in first.recorder.select_events(wallet_uuid(player)):
+                state = json.loads(stored.state)
+                recorded[state.get("transfer_id", f"{player} created")] = state["caller"]
+        assert recorded == {
+            "p created": IN_PROCESS.identity,
+            "c0": IN_PROCESS.identity,
+            "behind-1": IN_PROCESS.identity,
+            "mine-1": "cashier-0",
+            "q-1": "cashier-1",
+            "mine-2": "cashier-2",
+            "behind-2": IN_PROCESS.identity,
+            "alone": "late",
+            "q created": "cashier-1",
+        }
+        transfers = first.recorder.select_events(transfer_uuid("mine-2"))
+        assert json.loads(transfers[0].state)["caller"] == "cashier-2"
+    finally:
+        second.close()
+        first.close()

@@ -38,6 +38,7 @@ from service._generated.thirteen.v1 import (
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
+from tests.support.seed_key import ensure_seed_key
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
 LOOPBACK = "127.0.0.1"
@@ -104,6 +105,7 @@ class ServeProcess:
         env = {**os.environ, **self.environ}
         if self.app_name:
             env["PGAPPNAME"] = self.app_name
+        ensure_seed_key(self.data / "seed.key")  # serve makes one only for SQLite
         process = subprocess.Popen(
             [str(SCRIPT), "serve", "--address", f"{LOOPBACK}:0", "--data", str(self.data)],
             stdout=subprocess.DEVNULL,
@@ -262,6 +264,8 @@ class InProcessServer:
             running.sweeper.stop()
             running.follower.stop()
             running.projector.stop()  # joins its thread and releases the views' lock
+            if running.transparency is not None:  # its thread, and its advisory lock
+                running.transparency.stop(drain=False)
             running.executor.shutdown(wait=True, cancel_futures=True)
             running.views.close()
             running.app.close()

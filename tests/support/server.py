@@ -15,11 +15,14 @@ from service._generated.thirteen.v1 import (
     diagnostics_pb2_grpc,
     results_pb2_grpc,
     table_pb2_grpc,
+    transparency_pb2_grpc,
     wallet_pb2_grpc,
 )
 from service.rpc.server import Running, start
 from service.security.policy import Policy
 from service.storage import open_app
+from service.transparency.keys import LOG_KEY_FILE, load_or_create
+from service.transparency.log import LogOptions
 from tests.support.clock import ManualClock
 
 
@@ -36,8 +39,13 @@ class ServerThread:
         credentials: grpc.ServerCredentials | None = None,
         policy: Policy | None = None,
         channel_credentials: grpc.ChannelCredentials | None = None,
+        transparency: LogOptions | None = None,
     ) -> None:
         self.clock = clock
+        # The log key lives beside the store, so a restart signs with the same key; the
+        # checkpoints come quickly, so that tests need not wait for the default interval.
+        self.log_key = load_or_create(data / LOG_KEY_FILE)[0]
+        transparency = transparency or LogOptions(self.log_key, checkpoint_interval=0.2)
         self.app = open_app(data, clock=clock, environ=environ)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -50,6 +58,7 @@ class ServerThread:
                 poll_interval=0.05,
                 credentials=credentials,
                 policy=policy,
+                transparency=transparency,
             )
         )
         self.address = f"127.0.0.1:{self.running.port}"
@@ -66,6 +75,7 @@ class ServerThread:
         self.diagnostics = diagnostics_pb2_grpc.DiagnosticsServiceStub(channel)
         self.results = results_pb2_grpc.ResultsServiceStub(channel)
         self.audit = audit_pb2_grpc.AuditServiceStub(channel)
+        self.transparency = transparency_pb2_grpc.TransparencyServiceStub(channel)
 
     def client(self, credentials: grpc.ChannelCredentials) -> ServerThread:
         """This server as seen by another client (its own channel and credentials); the

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from service.caller import Caller
 from service.errors import PermissionDenied, Unauthenticated
 from service.security.access import authorize, check_dealer, check_round_readable, runs_table
-from service.security.policy import Policy
+from service.security.identity import identity_in
+from service.security.policy import Policy, PolicyError
+from tests.support.certs import Authority
 
 POLICY = Policy.parse(
     '[identities]\n"d1" = ["dealer"]\n"c" = ["cashier"]\n"both" = ["dealer", "cashier"]\n'
@@ -68,3 +73,13 @@ def test_readers_see_a_round_once_it_is_over_dealers_always():
     with pytest.raises(PermissionDenied):
         check_round_readable(reader, "r1", over=False)
     check_round_readable(Caller("d", frozenset({"dealer"})), "r1", over=False)
+
+
+@pytest.mark.parametrize("name", ["anonymous", "thirteen:sweeper", "thirteen:in-process"])
+def test_names_the_service_gives_itself_cannot_be_claimed(name):
+    """A policy or a certificate naming them would pass for the sweeper, the service itself or
+    the callers of a server without a policy (whose tables are any dealer's)."""
+    with pytest.raises(PolicyError, match="reserved"):
+        Policy.parse(f'[identities]\n"{name}" = ["dealer"]\n')
+    pem = Authority(Path(tempfile.mkdtemp())).issue("c", uri=name).cert.read_bytes()
+    assert identity_in(pem) is None

@@ -1,0 +1,127 @@
+"""``TransparencyService``: the log's checkpoints, proofs and witnesses' cosignatures."""
+
+from __future__ import annotations
+
+import grpc
+
+from domain.errors import RuleError
+from domain.ids import round_uuid
+from domain.limits import MAX_POSITION
+from service._generated.thirteen.v1 import transparency_pb2 as pb
+from service._generated.thirteen.v1 import transparency_pb2_grpc
+from service.application import Thirteen
+from service.errors import NotFound, Unavailable
+from service.rpc.runner import Runner, rpc
+from service.transparency.log import TransparencyLog
+
+Context = grpc.aio.ServicerContext
+
+
+class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
+    """Translates the API to ``service.transparency.log``; ``log`` None when the server runs
+    without one (then every call is UNAVAILABLE)."""
+
+    def __init__(self, app: Thirteen, log: TransparencyLog | None, run: Runner) -> None:
+        self.app = app
+        self._log = log
+        self.run = run
+
+    @property
+    def log(self) -> TransparencyLog:
+        if self._log is None:
+            raise Unavailable("this server runs without a transparency log")
+        return self._log
+
+    def _round_events(self, round_id: str) -> list[tuple[str, int, int]]:
+        self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND for unknown
+        stream = round_uuid(round_id)
+        versions = [e.originator_version for e in self.app.recorder.select_events(stream)]
+        positions = self.app.positions([(stream, v) for v in versions])
+        return [(str(stream), v, positions[stream, v]) for v in versions]
+
+    def _event_at(self, position: int) -> tuple[str, int, int]:
+        found = (
+            self.app.recorder.select_notifications(start=position, limit=1)
+            if 0 < position <= MAX_POSITION
+            else []
+        )
+        if not found or found[0].id != position:
+            raise NotFound(f"no event is stored at position {position}", field="position")
+        return str(found[0].originator_id), found[0].originator_version, position
+
+    def _inclusion(self, request: pb.GetInclusionProofRequest) -> pb.GetInclusionProofResponse:
+        log = self.log
+        size = log.tree_size(request.tree_size)
+        target = request.WhichOneof("target")
+        if target == "round_id":
+            events = self._round_events(request.round_id)
+        elif target == "position":
+            events = [self._event_at(request.position)]
+        else:
+            raise RuleError("give a round_id or a position", field="target")
+        located = log.locate([position for _, _, position in events], size)
+        proofs = log.inclusion(located, size)
+        checkpoint = log.store.checkpoint(size)
+        response = pb.GetInclusionProofResponse(
+            tree_size=size,
+            events=[
+                pb.EventInclusionProof(
+                    stream=stream,
+                    version=version,
+                    position=where.position,
+                    leaf_index=where.leaf_index,
+                    hashes=proof,
+                )
+                for (stream, version, _), where, proof in zip(events, located, proofs, strict=True)
+            ],
+            checkpoint=log.text(checkpoint) if checkpoint else "",
+        )
+        if target == "position":
+            response.leaf_index = located[0].leaf_index
+            response.hashes.extend(proofs[0])
+        return response
+
+    def _consistency(
+        self, request: pb.GetConsistencyProofRequest
+    ) -> pb.GetConsistencyProofResponse:
+        log = self.log
+        new = log.tree_size(request.new_size)
+        hashes = log.consistency(request.old_size, new)
+        return pb.GetConsistencyProofResponse(
+            old_size=request.old_size, new_size=new, hashes=hashes
+        )
+
+    @rpc
+    async def GetCheckpoint(
+        self,
+        request: pb.GetCheckpointRequest,
+        context: Context[pb.GetCheckpointRequest, pb.GetCheckpointResponse],
+    ) -> pb.GetCheckpointResponse:
+        text = await self.run(lambda: self.log.text(self.log.latest()))
+        return pb.GetCheckpointResponse(checkpoint=text)
+
+    @rpc
+    async def GetInclusionProof(
+        self,
+        request: pb.GetInclusionProofRequest,
+        context: Context[pb.GetInclusionProofRequest, pb.GetInclusionProofResponse],
+    ) -> pb.GetInclusionProofResponse:
+        return await self.run(self._inclusion, request)
+
+    @rpc
+    async def GetConsistencyProof(
+        self,
+        request: pb.GetConsistencyProofRequest,
+        context: Context[pb.GetConsistencyProofRequest, pb.GetConsistencyProofResponse],
+    ) -> pb.GetConsistencyProofResponse:
+        return await self.run(self._consistency, request)
+
+    @rpc
+    async def AddCosignature(
+        self,
+        request: pb.AddCosignatureRequest,
+        context: Context[pb.AddCosignatureRequest, pb.AddCosignatureResponse],
+    ) -> pb.AddCosignatureResponse:
+        log = self.log
+        stored = await self.run(log.add_cosignature, request.checkpoint_cosignature)
+        return pb.AddCosignatureResponse(checkpoint=await self.run(log.text, stored))

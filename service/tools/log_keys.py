@@ -1,0 +1,107 @@
+"""``thirteen keys`` (the transparency log's and the witnesses' key pairs) and what ``serve`` and
+``audit`` read of them (``service.transparency.keys`` holds the file formats)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from domain.checkpoint import Checkpoint, open_checkpoint
+from domain.signed_note import COSIGNATURE_V1, ED25519, Verifier
+from service.tools.console import EXIT_BAD_INPUT
+from service.transparency.keys import (
+    LOG_KEY_FILE,
+    KeyFileError,
+    init,
+    load_or_create,
+    read_signer,
+    read_verifier,
+)
+from service.transparency.log import LogOptions
+
+BENCH_SWITCH = "THIRTEEN_TRANSPARENCY"
+"""``THIRTEEN_TRANSPARENCY=off`` serves without the transparency log. Only for the benchmark
+that measures what the log costs per command (``tests/bench/transparency.py``)."""
+
+
+def log_options(args: argparse.Namespace) -> LogOptions | str:
+    """``serve``'s transparency log from its flags, or why they cannot be used. A missing log
+    key file is created, and said so on stderr."""
+    if os.environ.get(BENCH_SWITCH) == "off":
+        return LogOptions(enabled=False)
+    if args.checkpoint_interval <= 0:
+        return "--checkpoint-interval must be a positive number of seconds"
+    path = args.log_key or Path(args.data) / LOG_KEY_FILE
+    try:
+        witnesses = tuple(read_verifier(str(w), COSIGNATURE_V1) for w in args.witness_key)
+        signer, created = load_or_create(path)
+    except KeyFileError as error:
+        return str(error)
+    if created:
+        print(
+            f"thirteen serve: created the log key file {path}; its public key, for audits and "
+            f"witnesses: {signer.verifier.vkey} (keep the file secret, back it up, and give "
+            "every replica the same file)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return LogOptions(signer, witnesses, args.checkpoint_interval)
+
+
+def keys_init(args: argparse.Namespace) -> int:
+    """A new key pair: the log's (``log.key``, ``log.pub``) or a witness's."""
+    try:
+        private, public, signer = init(args.dir, args.name, args.witness)
+    except FileExistsError as error:
+        print(
+            f"thirteen keys init: {error.args[0] if error.args else args.dir} exists: a key "
+            "file is never replaced",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except KeyFileError as error:
+        print(f"thirteen keys init: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    use = f"serve --witness-key {public}" if args.witness else f"serve --log-key {private}"
+    print(f"wrote {private} (private, mode 0600) and {public} (public: {signer.verifier.vkey})")
+    print(f"use: thirteen {use}")
+    return 0
+
+
+def keys_show(args: argparse.Namespace) -> int:
+    """The public key (vkey) of a private key file."""
+    for kind in (ED25519, COSIGNATURE_V1):
+        try:
+            print(read_signer(args.file, kind).verifier.vkey)
+            return 0
+        except KeyFileError as error:
+            message = str(error)
+    print(f"thirteen keys show: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def audit_keys(args: argparse.Namespace) -> tuple[Verifier | None, Checkpoint | None] | str:
+    """``audit --file``'s log public key and earlier checkpoint (verified), or why not."""
+    key = earlier = None
+    if args.log_public_key is not None:
+        try:
+            key = read_verifier(args.log_public_key, ED25519)
+        except KeyFileError as error:
+            return str(error)
+    if args.earlier_checkpoint is not None:
+        if key is None:
+            return "--earlier-checkpoint needs --log-public-key, to check its signature"
+        try:
+            text = Path(args.earlier_checkpoint).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            return f"cannot read {args.earlier_checkpoint}: {error}"
+        try:
+            if text.lstrip().startswith("{"):  # an earlier export: its checkpoint
+                text = str(json.loads(text)["log"]["checkpoint"])
+            earlier = open_checkpoint(text, key)
+        except (ValueError, KeyError, TypeError) as error:
+            return f"{args.earlier_checkpoint} is not a checkpoint signed by the log key: {error}"
+    return key, earlier

@@ -1,0 +1,126 @@
+"""``thirteen replay`` and ``thirteen explain`` (text and HTML) of rounds dealt with player
+seeds (R12.8), through the real console script: each player's seed is shown in the fairness
+proof with the client seed they turned it into, and the deal is said to be recomputed with
+them. (Rounds without player seeds render exactly as before: ``tests/fixtures/v1_outputs``.)"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from html import escape as html_escape
+from pathlib import Path
+
+import pytest
+
+from domain.ruleset import STANDARD
+from domain.seeds import KeyRing
+from domain.suggest import suggest
+from service.application import Thirteen
+from service.storage import protect, store_env
+from tests.support.clock import ManualClock
+
+from .conftest import SCRIPT
+
+PLAYERS = ["ann", "bob", "cy"]
+SEEDS = {"cy": "种子 <b>cy</b>", "ann": "ann's phone"}  # bob gives none
+IN_SEAT_ORDER = '[["ann","ann\'s phone"],["cy","\\u79cd\\u5b50 <b>cy</b>"]]'
+EFFECTIVE = f"dealer|{hashlib.sha256(IN_SEAT_ORDER.encode()).hexdigest()}"
+
+
+@dataclass(frozen=True)
+class Store:
+    data: Path
+    revealed: str
+    open: str
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    data = tmp_path_factory.mktemp("seeds") / "data"
+    keys = KeyRing.of([hashlib.sha256(b"test_replay_explain_player_seeds").digest()])
+    app = Thirteen(
+        store_env(data, {"THIRTEEN_STORE": "sqlite"}), clock=ManualClock(), seed_keys=keys
+    )
+    protect(app)
+    try:
+        app.open_table("t", STANDARD)
+        for player in PLAYERS:
+            app.credit(player, 1000, f"credit-{player}")
+            app.sit_down("t", player)
+        revealed = app.deal("t", "dealer", "r1", player_seeds=SEEDS)
+        for player in PLAYERS:
+            best = suggest(revealed.hand(player), STANDARD).arrangement
+            app.arrange(revealed.round_id, player, best.front, best.middle, best.back)
+        app.reveal(revealed.round_id)
+        still_open = app.deal("t", "dealer", "r2", player_seeds={"bob": "bob's"})
+    finally:
+        app.close()
+    return Store(data, revealed.round_id, still_open.round_id)
+
+
+def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
+    if SCRIPT is None:
+        pytest.fail("the thirteen console script is not installed: run make setup")
+    env = {k: v for k, v in os.environ.items() if k != "THIRTEEN_STORE"}
+    done = subprocess.run(
+        [SCRIPT, *args], capture_output=True, text=True, timeout=60, check=False, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_r12_8_replay_shows_the_player_seeds_and_the_client_seed_they_made(store):
+    steps = json.loads(
+        thirteen("replay", "--data", str(store.data), "--round", store.revealed, "--json").stdout
+    )
+    details = steps[0]["event"]["details"]
+    assert details["client_seed"] == "dealer"
+    assert details["player_seeds"] == {"ann": "ann's phone", "cy": "种子 <b>cy</b>"}
+    assert details["effective_client_seed"] == EFFECTIVE
+    text = thirteen("replay", "--data", str(store.data), "--round", store.revealed).stdout
+    assert 'player seeds (R12.8): ann "ann\'s phone", cy "种子 <b>cy</b>"' in text
+    assert f'dealt with the client seed "{EFFECTIVE}"' in text
+
+
+def test_r12_8_explain_lists_each_players_seed_and_recomputes_the_deal_with_them(store):
+    out = thirteen("explain", "--data", str(store.data), "--round", store.revealed).stdout
+    proof = out.split("Fairness proof (R12)")[1]
+    assert "client seed 'dealer', round id" in proof
+    assert "player seeds, each given from the player's device with the deal (R12.8):" in proof
+    listed = proof.split("(R12.8):\n")[1].split("the deal used")[0].rstrip()
+    assert listed.splitlines() == ['    ann "ann\'s phone"', "    cy '种子 <b>cy</b>'"]  # not bob
+    assert (
+        f"the deal used the client seed with the player seeds mixed in (R12.8):\n    {EFFECTIVE!r}"
+    ) in proof
+    assert (
+        "the deal recomputed from the seeds and the player seeds (R12.3–R12.5, R12.8, 3 players)"
+        " equals the recorded hands: yes, verified"
+    ) in proof
+
+
+def test_r12_8_the_html_report_shows_the_seeds_escaped_and_verifies_the_deal(store, tmp_path):
+    page = tmp_path / "seeds.html"
+    thirteen("explain", "--data", str(store.data), "--round", store.revealed, "--html", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert "player seeds, each from the player's device (R12.8)" in html
+    assert html_escape(repr("种子 <b>cy</b>")) in html and "<b>cy</b>" not in html
+    assert html_escape(repr(EFFECTIVE)) in html
+    assert (
+        "✔ verified</span> the deal recomputed from the seeds and the player seeds equals the "
+        "recorded hands"
+    ) in html
+
+
+def test_r12_8_a_round_in_progress_shows_its_player_seeds_but_no_card(store):
+    """The seeds are public from the deal on (they cannot change it any more); the cards and
+    the server seed stay hidden until the round is over."""
+    out = thirteen("explain", "--data", str(store.data), "--round", store.open).stdout
+    assert '  bob "bob\'s"' in out
+    assert "server seed: not revealed yet" in out
+    assert "equals the recorded hands" not in out
+    text = thirteen("replay", "--data", str(store.data), "--round", store.open).stdout
+    assert 'player seeds (R12.8): bob "bob\'s"' in text
+    assert "hands: hidden until the round is over" in text

@@ -1,0 +1,79 @@
+"""``thirteen serve`` refuses, with one line and exit status 2, setups that would hand out more
+than intended (issue 11): roles on a public address without a policy, a seed key file that is
+not there where the server must not make one. And ``thirteen seed-key init``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from service.seed_keys import read
+from tests.support.certs import Authority
+
+SCRIPT = Path(sys.executable).parent / "thirteen"
+
+
+def thirteen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "THIRTEEN_STORE": "sqlite", **(env or {})},
+    )
+
+
+def one_line_refusal(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_tls_on_a_public_address_without_a_policy_is_refused(tmp_path):
+    ca = Authority(tmp_path / "certs")
+    server = ca.issue("server", server=True)
+    done = thirteen(
+        "serve",
+        *("--address", "0.0.0.0:0", "--data", str(tmp_path / "data")),
+        *("--tls-cert", str(server.cert), "--tls-key", str(server.key)),
+    )
+    assert "without --policy: every caller would be admin" in one_line_refusal(done)
+    assert not (tmp_path / "data").exists()  # refused before the store is opened
+
+
+def test_a_seed_key_file_given_but_missing_is_refused_not_made(tmp_path):
+    missing = tmp_path / "typo" / "seed.key"
+    done = thirteen(
+        "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path), "--seed-key", str(missing)
+    )
+    line = one_line_refusal(done)
+    assert f"seed key file {missing} does not exist" in line
+    assert f"thirteen seed-key init {missing}" in line
+    assert not missing.exists()
+
+
+def test_on_postgresql_the_default_seed_key_is_not_made_either(tmp_path):
+    done = thirteen(
+        "serve",
+        *("--address", "127.0.0.1:0", "--data", str(tmp_path)),
+        env={"THIRTEEN_STORE": "postgres", "POSTGRES_PORT": "1"},  # refused before connecting
+    )
+    assert "does not exist" in one_line_refusal(done)
+    assert not (tmp_path / "seed.key").exists()
+
+
+def test_seed_key_init_writes_a_private_key_file_once(tmp_path):
+    path = tmp_path / "keys" / "seed.key"
+    done = thirteen("seed-key", "init", str(path))
+    assert done.returncode == 0, done.stderr
+    ring = read(path)
+    assert ring.current in done.stdout
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    again = thirteen("seed-key", "init", str(path))
+    assert "never replaced" in one_line_refusal(again)
+    assert read(path).current == ring.current
