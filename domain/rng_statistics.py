@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import erfc, exp, fsum, lgamma, log, sqrt
+from math import erfc, exp, fsum, inf, lgamma, log, sqrt
 from operator import add, mul, ne
 from statistics import NormalDist
 
@@ -226,7 +226,8 @@ def dealt_serial(decks: Sequence[Sequence[int]], deck_size: int = DECK_SIZE) -> 
     expected = -(n * n - 1) / 3  # 4 × −(n² − 1)/12
     mean = fsum(sums) / deals
     spread = sqrt(fsum((s - mean) ** 2 for s in sums) / (deals - 1))
-    z = (mean - expected) / (spread / sqrt(deals))
+    # Every deal alike (one deal repeated): no spread to judge by, and certainly not random.
+    z = (mean - expected) / (spread / sqrt(deals)) if spread else inf
     variance = (n * n - 1) / 3  # 4 × the variance of one card's value
     return _normal(
         "serial correlation: dealt cards, lag 1",
@@ -268,8 +269,14 @@ def word_runs(words: Sequence[int]) -> Outcome:
     sides = [word > median for word in words if word != median]
     high = sum(sides)
     low = len(sides) - high
-    if not low or not high:
-        raise ValueError("the runs test needs words on both sides of the median")
+    if not low or not high:  # every word on one side of the median (or on it): not random
+        return _normal(
+            "runs: raw words above and below the median",
+            "words do not clump above or below their median nor alternate: Wald–Wolfowitz runs",
+            f"{len(words):,} words, all equal to or on one side of the median {median:,}",
+            inf,
+            "no runs to count: the words do not vary",
+        )
     runs = 1 + sum(map(ne, sides, sides[1:]))
     mean, variance = _wald_wolfowitz(low, high)
     return _normal(
@@ -291,14 +298,16 @@ def word_serial(words: Sequence[int]) -> Outcome:
     total = sum(words)
     squares = sum(map(mul, words, words))
     lagged = sum(map(mul, words, words[1:])) + words[-1] * words[0]
-    coefficient = (n * lagged - total * total) / (n * squares - total * total)
+    spread = n * squares - total * total
+    # Words that never vary have no correlation to measure, and are certainly not random.
+    coefficient = (n * lagged - total * total) / spread if spread else 1.0
     mean = -1 / (n - 1)
     deviation = n / ((n - 1) * sqrt(n - 2))
     return _normal(
         "serial correlation: raw words, lag 1",
         "a word says nothing about the next: the lag-1 correlation of consecutive words",
         f"{n:,} words",
-        (coefficient - mean) / deviation,
+        (coefficient - mean) / deviation if spread else inf,
         f"correlation {coefficient:+.6f}, {mean:+.6f} expected (standard deviation "
         f"{deviation:.6f})",
     )

@@ -164,9 +164,40 @@ class Decoder:
         return self._rulesets[key]
 
 
+def _named_rightly(evidence: Evidence) -> list[Finding]:
+    """An export relabelled as another round (its ``round_id`` and ``table_id`` edited, every
+    event and proof untouched) must not audit as that round: the ids are bound to the events."""
+    found = []
+    stream = str(round_uuid(evidence.round_id))
+    wrong = [r for r in evidence.round_records if r.stream != stream]
+    dealt = evidence.round_records[0].state if evidence.round_records else {}
+    if wrong or dealt.get("round_id", evidence.round_id) != evidence.round_id:
+        found.append(
+            Finding(
+                "RECORD",
+                False,
+                f"the events are not those of round {evidence.round_id}: they belong to stream "
+                f"{(wrong[0] if wrong else evidence.round_records[0]).stream}",
+            )
+        )
+    table = evidence.table_opened
+    if dealt.get("table_id", evidence.table_id) != evidence.table_id or (
+        table is not None and table.stream != str(table_uuid(evidence.table_id))
+    ):
+        found.append(
+            Finding(
+                "RECORD",
+                False,
+                f"the round and its table's opening are not of table {evidence.table_id}",
+            )
+        )
+    return found
+
+
 def evidence_to_check(evidence: Evidence, decoder: Decoder) -> tuple[RoundEvidence, list[Finding]]:
-    """The domain's evidence, plus findings about the wallet and table links themselves."""
-    extra: list[Finding] = []
+    """The domain's evidence, plus findings about the wallet and table links themselves and about
+    whether the records are the round and table the evidence names."""
+    extra = _named_rightly(evidence)
     for records in [] if evidence.links_checked else evidence.wallet_records.values():
         for record, previous in records:
             for broken in verify_chain([record], previous=previous, first_version=record.version):

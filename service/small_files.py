@@ -30,5 +30,5 @@ def read_small(path: Path, limit: int = MAX_BYTES) -> bytes:
             raise TooLarge("is not a regular file (a pipe or a device)")
         data = file.read(limit + 1)
     if len(data) > limit:
-        raise TooLarge(f"is larger than {limit:,} bytes: not a key, certificate or policy")
+        raise TooLarge(f"is larger than {limit:,} bytes, more than such a file holds")
     return data

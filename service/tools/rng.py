@@ -42,6 +42,7 @@ from domain.rng_statistics import deck_tests as run_deck_tests
 from domain.rng_statistics import word_tests as run_word_tests
 from domain.seeds import KEY_BYTES, NONCE_BYTES, derive_seed
 from domain.shuffle import HAND_SIZE, deal
+from service.small_files import TooLarge, read_small
 from service.tools.console import EXIT_BAD_INPUT
 from service.tools.rng_report import Provenance, render
 
@@ -252,6 +253,9 @@ def _output(path: Path | None, *, binary: bool) -> Iterator[Any]:
 # Reading ----------------------------------------------------------------------------------------
 
 
+MAX_SAMPLE_BYTES = 512 << 20  # far above 2×10^7 cards written out as deals or words
+
+
 class SampleError(ValueError):
     """A file ``rng test --file`` cannot read: names the file and line."""
 
@@ -259,7 +263,11 @@ class SampleError(ValueError):
 def read_sample(path: Path) -> Sample:
     """A file ``rng collect`` wrote (raw words as text, or deals); raises ``SampleError``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small(path, MAX_SAMPLE_BYTES).decode("utf-8")
+    except TooLarge as error:
+        raise SampleError(
+            f"{path} {error}".replace("key, certificate or policy", "sample")
+        ) from None
     except UnicodeDecodeError:
         raise SampleError(
             f"{path} is not text: --file reads the text formats (raw words without --binary, "

@@ -94,3 +94,29 @@ def test_audit_of_unknown_or_empty_round_ids(server):
         "INVALID_ARGUMENT",
         field="round_id",
     )
+
+
+def test_an_export_relabelled_as_another_round_or_table_fails_the_audit(server, tmp_path):
+    """Found by the issue 12 attack: the document's ``round_id`` and ``table_id`` were bound to
+    nothing, so a clean export of one round, relabelled, audited as another."""
+    round_id, _ = _revealed_round(server)
+    document = server.audit.ExportRound(audit_pb2.ExportRoundRequest(round_id=round_id)).document
+    for field, value in [
+        ("round_id", "11111111-2222-3333-4444-555555555555"),
+        ("table_id", "some-other-table"),
+    ]:
+        data = json.loads(document)
+        data[field] = value
+        export = tmp_path / f"{field}.json"
+        export.write_text(json.dumps(data))
+        done = subprocess.run(
+            [str(SCRIPT), "audit", "--file", str(export), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ),
+        )
+        assert done.returncode == 1, field
+        (report,) = json.loads(done.stdout)["rounds"]
+        findings = report["findings"]
+        assert any(f["rule"] == "RECORD" and not f["ok"] for f in findings), field

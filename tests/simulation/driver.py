@@ -212,6 +212,9 @@ class Player:
     def debit(self, player: str, amount: int) -> Answer:
         transfer_id = self.transfer_id("out")
         request = wallet_pb2.DebitRequest(player_id=player, amount=amount, transfer_id=transfer_id)
+        # Known before the call: a credit acknowledged while the debit is on its way (another
+        # thread's) may land after the debit was refused for want of a wallet.
+        credited = any(t.player_id == player for t in self.model.snapshot_transfers())
         answer = self.client.call("wallets", "Debit", request, what=transfer_id)
         if answer.ok:
             self.model.acknowledged_transfer(
@@ -221,9 +224,7 @@ class Player:
         elif answer.resolved:
             self.model.refused_transfer(transfer_id, player)
             self.figures.add("transfers refused")
-            never_credited = answer.code == grpc.StatusCode.NOT_FOUND and not any(
-                t.player_id == player for t in self.model.snapshot_transfers()
-            )
+            never_credited = answer.code == grpc.StatusCode.NOT_FOUND and not credited
             if answer.code != FAILED_PRECONDITION and not never_credited:
                 self.failures.add(
                     "a debit is accepted or refused for a rule",

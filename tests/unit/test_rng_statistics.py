@@ -201,3 +201,13 @@ def test_too_few_deals_or_words_are_refused() -> None:
         card_position(_permutations(random.Random(1), 52, 259))
     with pytest.raises(ValueError, match="at least 1280"):
         word_frequency(list(range(1279)))
+
+
+def test_a_generator_that_never_varies_fails_every_test_instead_of_crashing():
+    """Found by the issue 12 attack: one deal repeated, or one word repeated, divided by zero
+    (a traceback) in the very tests meant to catch such a generator."""
+    one_deal = list(range(52))
+    assert not dealt_serial([one_deal] * 300).passed
+    constant = [7] * 5_000
+    assert not word_runs(constant).passed
+    assert not word_serial(constant).passed
