@@ -10,8 +10,6 @@ random key, readable by its owner only. Every replica of one store needs the sam
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
 import stat
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 import structlog
 
 from domain.seeds import KEY_BYTES, KeyRing
-from service.small_files import TooLarge, read_small
+from service.small_files import TooLarge, create_private, read_small
 
 log = structlog.get_logger("thirteen.seed_keys")
 
@@ -93,22 +91,12 @@ def create(path: Path) -> KeyRing:
     beside it, then linked in), so a replica starting at the same moment never reads it half
     written."""
     key = secrets.token_bytes(KEY_BYTES)
-    draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(handle, "w", encoding="ascii") as file:
-            file.write(_HEADER + key.hex() + "\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.link(draft, path)  # FileExistsError when another process was first
+        create_private(path, _HEADER + key.hex() + "\n")
     except FileExistsError:
         raise
     except OSError as error:
         raise SeedKeyError(f"cannot create seed key file {path}: {error.strerror}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            draft.unlink()
     ring = KeyRing.of([key])
     log.info("seed_key_created", path=str(path), key_id=ring.current)
     return ring

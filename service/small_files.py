@@ -1,11 +1,13 @@
-"""Reading the small files a server is given at start (keys, certificates, a policy) with a
-bound: a wrong path to a device (``/dev/zero``) or a huge file is refused at once instead of
-being read until memory runs out."""
+"""The small files a server is given at start (keys, certificates, a policy): read with a
+bound, so a wrong path to a device (``/dev/zero``) or a huge file is refused at once instead of
+being read until memory runs out; and a new private key file created whole, owner-only."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -32,3 +34,22 @@ def read_small(path: Path, limit: int = MAX_BYTES) -> bytes:
     if len(data) > limit:
         raise TooLarge(f"is larger than {limit:,} bytes, more than such a file holds")
     return data
+
+
+def create_private(path: Path, text: str) -> None:
+    """A new file at ``path`` holding ``text``, readable by its owner only (its directory
+    created). It appears whole: written beside it, synced, then linked in, so a process starting
+    at the same moment never reads it half written. ``FileExistsError`` when there is one
+    already (another process was first); other ``OSError`` as creating raises them."""
+    draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.link(draft, path)
+    finally:
+        with contextlib.suppress(OSError):
+            draft.unlink()

@@ -8,7 +8,7 @@ The caller is then the call's caller (``service.caller``): commands record it wi
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -16,6 +16,7 @@ import structlog
 
 from service import caller
 from service.errors import PermissionDenied, Unauthenticated
+from service.rpc.guards import Guards, guarded
 from service.rpc.status import clip, to_status
 from service.security.access import authorize
 from service.security.identity import identity_of
@@ -38,7 +39,7 @@ def admit(policy: Policy, context: Context[Any, Any], method: str) -> None:
 class Authorize(grpc.aio.ServerInterceptor):
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self._guarded: dict[str, tuple[Handler[Any, Any], Handler[Any, Any]]] = {}
+        self._guards = Guards()
 
     async def intercept_service(
         self,
@@ -49,10 +50,18 @@ class Authorize(grpc.aio.ServerInterceptor):
         path = handler_call_details.method
         if found is None or not path.startswith(PACKAGE):
             return found
-        guarded = self._guarded.get(path)
-        if guarded is None or guarded[0] is not found:
-            guarded = self._guarded[path] = (found, self._guard(found, path.rsplit("/", 1)[-1]))
-        return guarded[1]
+        method = path.rsplit("/", 1)[-1]
+
+        async def admit_caller(request: Any, context: Context[Any, Any]) -> None:
+            await self._admit(context, method)
+
+        def build() -> Handler[Any, Any]:  # once per method
+            rewired = guarded(found, admit_caller)
+            if rewired is None:  # fail closed: no thirteen.v1 method streams its requests
+                raise TypeError(f"{path}: a call shape this server does not authorize")
+            return rewired
+
+        return self._guards.get(path, found, build)
 
     async def _admit(self, context: Context[Any, Any], method: str) -> None:
         started = time.perf_counter()
@@ -68,30 +77,3 @@ class Authorize(grpc.aio.ServerInterceptor):
                 ms=round((time.perf_counter() - started) * 1000, 2),
             )
             await context.abort_with_status(status)
-
-    def _guard(self, found: Handler[Req, Resp], method: str) -> Handler[Req, Resp]:
-        # Under grpc.aio a handler is a namedtuple (``_replace``) of coroutine functions; the
-        # stubs declare an abstract class of plain callables, so it is rewired untyped here.
-        handler: Any = found
-        if handler.unary_unary is not None:
-            unary: Callable[[Req, Context[Req, Resp]], Awaitable[Resp]] = handler.unary_unary
-
-            async def guarded_unary(request: Req, context: Context[Req, Resp]) -> Resp:
-                await self._admit(context, method)
-                return await unary(request, context)
-
-            replaced: Handler[Req, Resp] = handler._replace(unary_unary=guarded_unary)
-            return replaced
-        if handler.unary_stream is not None:
-            stream: Callable[[Req, Context[Req, Resp]], AsyncIterator[Resp]] = handler.unary_stream
-
-            async def guarded_stream(
-                request: Req, context: Context[Req, Resp]
-            ) -> AsyncIterator[Resp]:
-                await self._admit(context, method)
-                async for message in stream(request, context):
-                    yield message
-
-            replaced = handler._replace(unary_stream=guarded_stream)
-            return replaced
-        raise TypeError(f"{method}: a call shape this server does not authorize")

@@ -8,12 +8,13 @@ every other refusal.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
 
 from domain.errors import RuleError
+from service.rpc.guards import Guards, guarded
 from service.rpc.status import to_status
 
 T = TypeVar("T")
@@ -49,8 +50,7 @@ def _status(request: _Undecodable) -> grpc.Status:
 
 class RefuseUndecodable(grpc.aio.ServerInterceptor):
     def __init__(self) -> None:
-        # the handler grpc found for each method, and its guarded form: built once
-        self._guarded: dict[str, tuple[Handler[Any, Any], Handler[Any, Any]]] = {}
+        self._guards = Guards()
 
     async def intercept_service(
         self,
@@ -60,43 +60,15 @@ class RefuseUndecodable(grpc.aio.ServerInterceptor):
         found = await continuation(handler_call_details)
         if found is None or found.request_deserializer is None:
             return found
-        method = handler_call_details.method
-        guarded = self._guarded.get(method)
-        if guarded is None or guarded[0] is not found:
-            guarded = self._guarded[method] = (found, self._guard(found))
-        return guarded[1]
+        parse = found.request_deserializer
 
-    def _guard(self, found: Handler[Req, Resp]) -> Handler[Req, Resp]:
-        assert found.request_deserializer is not None
-        decode = _tolerant(found.request_deserializer)
-        # Under grpc.aio a handler is a namedtuple (``_replace``) of coroutine functions; the
-        # stubs declare an abstract class of plain callables, so it is rewired untyped here.
-        handler: Any = found
-        if handler.unary_unary is not None:
-            unary: Callable[[Req, Context[Req, Resp]], Awaitable[Resp]] = handler.unary_unary
+        def build() -> Handler[Any, Any]:  # once per method
+            decode = _tolerant(parse)
+            return guarded(found, _refuse_undecodable, request_deserializer=decode) or found
 
-            async def guarded_unary(
-                request: Req | _Undecodable, context: Context[Req, Resp]
-            ) -> Resp:
-                if isinstance(request, _Undecodable):
-                    await context.abort_with_status(_status(request))
-                return await unary(request, context)
+        return self._guards.get(handler_call_details.method, found, build)
 
-            replaced: Handler[Req, Resp] = handler._replace(
-                request_deserializer=decode, unary_unary=guarded_unary
-            )
-            return replaced
-        if handler.unary_stream is not None:
-            stream: Callable[[Req, Context[Req, Resp]], AsyncIterator[Resp]] = handler.unary_stream
 
-            async def guarded_stream(
-                request: Req | _Undecodable, context: Context[Req, Resp]
-            ) -> AsyncIterator[Resp]:
-                if isinstance(request, _Undecodable):
-                    await context.abort_with_status(_status(request))
-                async for message in stream(request, context):
-                    yield message
-
-            replaced = handler._replace(request_deserializer=decode, unary_stream=guarded_stream)
-            return replaced
-        return found
+async def _refuse_undecodable(request: Any, context: Context[Any, Any]) -> None:
+    if isinstance(request, _Undecodable):
+        await context.abort_with_status(_status(request))

@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
 import stat
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 import structlog
 
 from domain.signed_note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier
-from service.small_files import TooLarge, read_small
+from service.small_files import TooLarge, create_private, read_small
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -92,22 +90,12 @@ def write_signer(path: Path, signer: Signer) -> None:
     """A new private key file, mode 0600, appearing whole; ``FileExistsError`` if there is
     one already (another replica's, or one not to overwrite)."""
     header = _HEADER if signer.kind == ED25519 else _WITNESS_HEADER
-    draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(header + signer.skey + "\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.link(draft, path)
+        create_private(path, header + signer.skey + "\n")
     except FileExistsError:
         raise
     except OSError as error:
         raise KeyFileError(f"cannot create key file {path}: {error.strerror}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            draft.unlink()
 
 
 def load_or_create(path: Path, name: str | None = None) -> tuple[Signer, bool]:
