@@ -46,6 +46,11 @@ from domain.signed_note import (
 
 COSIGNATURE_HEADER = "cosignature/v1\n"
 MAX_TIME = (1 << 63) - 1
+COSIGNATURE_AHEAD = 10 * 60
+"""Seconds a cosignature's time may be ahead of the log's clock (witnesses' clocks drift)."""
+COSIGNATURE_BEHIND = 24 * 60 * 60
+"""Seconds a cosignature's time may be behind the log's clock: a witness cosigns what it just
+checked, so a time from before that says nothing a client can use."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,71 @@ def open_checkpoint(note: str, verifier: Verifier) -> Checkpoint:
             f"name {verifier.name!r}"
         )
     return checkpoint
+
+
+def key_conflict(note: str, verifier: Verifier) -> str | None:
+    """Why the checkpoint ``note`` of the log named as ``verifier`` was not signed by it (another
+    key of the same name, or an altered note); None when it verifies, or when it is another
+    log's (another origin: a new name starts another log, and that is allowed).
+
+    >>> from domain.signed_note import Signer
+    >>> old = Signer.from_seed("example.com/log", bytes(32))
+    >>> new = Signer.from_seed("example.com/log", bytes(range(32)))
+    >>> note = sign_checkpoint(Checkpoint("example.com/log", 2, bytes(32)), old)
+    >>> key_conflict(note, old.verifier) is None
+    True
+    >>> print(key_conflict(note, new.verifier))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+    the last checkpoint of log example.com/log (2 events) was signed by another key of that
+    name (key id ..., this one's ...)
+    """
+    try:
+        checkpoint = Checkpoint.parse(parse(note).text)
+    except NoteError as error:
+        return f"the last checkpoint is not readable ({error})"
+    if checkpoint.origin != verifier.name:
+        return None
+    try:
+        open_checkpoint(note, verifier)
+    except NoteError:
+        where = f"the last checkpoint of log {verifier.name} ({checkpoint.size} events)"
+        theirs = [s.key_id.hex() for s in parse(note).signatures if s.name == verifier.name]
+        ours = verifier.key_id.hex()
+        if theirs and ours not in theirs:
+            return (
+                f"{where} was signed by another key of that name (key id {', '.join(theirs)}, "
+                f"this one's {ours})"
+            )
+        return f"{where} does not verify with this log key (key id {ours}): it was altered"
+    return None
+
+
+def cosignature_time_problem(time: int, now: int) -> str | None:
+    """Why a cosignature made at ``time`` is refused by a log whose clock says ``now`` (Unix
+    seconds): none at all (0), more than ``COSIGNATURE_AHEAD`` ahead or ``COSIGNATURE_BEHIND``
+    behind; None when it is within that window.
+
+    >>> cosignature_time_problem(1_700_000_000, 1_700_000_000) is None
+    True
+    >>> cosignature_time_problem(1_700_000_600, 1_700_000_000) is None
+    True
+    >>> print(cosignature_time_problem(1_700_000_601, 1_700_000_000))
+    its time 1700000601 is 601 s ahead of the log's clock (at most 600 s)
+    >>> print(cosignature_time_problem(0, 1_700_000_000))
+    its time is 0: a witness cosigns with the time it checked the checkpoint
+    """
+    if time <= 0:
+        return "its time is 0: a witness cosigns with the time it checked the checkpoint"
+    if time > now + COSIGNATURE_AHEAD:
+        return (
+            f"its time {time} is {time - now} s ahead of the log's clock "
+            f"(at most {COSIGNATURE_AHEAD} s)"
+        )
+    if time < now - COSIGNATURE_BEHIND:
+        return (
+            f"its time {time} is {now - time} s behind the log's clock "
+            f"(at most {COSIGNATURE_BEHIND} s: cosign what was just checked)"
+        )
+    return None
 
 
 def cosignature_message(checkpoint_text: str, time: int) -> bytes:

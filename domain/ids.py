@@ -6,8 +6,35 @@ from __future__ import annotations
 from functools import lru_cache
 from uuid import UUID, uuid5
 
+from domain.errors import RuleError
+
 NAMESPACE = UUID("5d0f2b8e-6a44-4c1e-9b1e-13a5e7c0d013")
 CACHED = 1 << 14  # ids remembered per kind: every command looks up a few, over and over
+MAX_ID_LENGTH = 128
+
+
+def check_id(value: str, field: str) -> str:
+    """``value`` if it can be an id (of ``field``): not blank, printable, at most
+    ``MAX_ID_LENGTH`` characters; else ``RuleError`` naming ``field``.
+
+    >>> check_id("table-1", "table_id")
+    'table-1'
+    >>> check_id("a\\nb", "player_id")
+    Traceback (most recent call last):
+    ...
+    domain.errors.RuleError: player_id must be printable and at most 128 characters
+    >>> check_id(" ", "round_id")
+    Traceback (most recent call last):
+    ...
+    domain.errors.RuleError: round_id is required
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise RuleError(f"{field} is required", field=field)
+    if len(value) > MAX_ID_LENGTH or not value.isprintable():
+        raise RuleError(
+            f"{field} must be printable and at most {MAX_ID_LENGTH} characters", field=field
+        )
+    return value
 
 
 @lru_cache(maxsize=CACHED)

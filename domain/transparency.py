@@ -136,16 +136,30 @@ def check_log(
         checkpoint, signed = _checkpoint(log, key)
     except NoteError as error:
         return [Finding(LOG, False, f"the document's checkpoint is not trusted: {error}")]
-    findings = [signed]
-    proofs = {(p.stream, p.version): p for p in log.proofs}
-    failed = 0
+    findings = [signed, *check_inclusion(records, log.proofs, checkpoint)]
+    if earlier is not None:
+        findings.append(_consistent(earlier, checkpoint, log))
+    return findings
+
+
+def check_inclusion(
+    records: Sequence[StoredRecord],
+    proofs: Sequence[EventProof],
+    checkpoint: Checkpoint,
+    *,
+    source: str = "the document",
+) -> list[Finding]:
+    """Each record's leaf, recomputed from it, against ``checkpoint``'s root by its inclusion
+    proof: a failed finding per record that has none or does not verify, else one that says
+    all did (the checkpoint's signature is the caller's to check)."""
+    by_event = {(p.stream, p.version): p for p in proofs}
+    findings = []
     for record in records:
-        proof = proofs.get((record.stream, record.version))
+        proof = by_event.get((record.stream, record.version))
         if proof is None:
             findings.append(
-                Finding(LOG, False, "the document has no inclusion proof for it", record.name)
+                Finding(LOG, False, f"{source} has no inclusion proof for it", record.name)
             )
-            failed += 1
         elif not verify_inclusion(
             proof.leaf_index,
             checkpoint.size,
@@ -163,19 +177,16 @@ def check_log(
                     record.name,
                 )
             )
-            failed += 1
-    if not failed:
-        findings.append(
-            Finding(
-                LOG,
-                True,
-                f"each of the {len(records)} events is in the checkpoint's tree: its leaf, "
-                "recomputed from the document, verifies by its inclusion proof",
-            )
+    if findings:
+        return findings
+    return [
+        Finding(
+            LOG,
+            True,
+            f"each of the {len(records)} events is in the checkpoint's tree: its leaf, "
+            f"recomputed from {source}, verifies by its inclusion proof",
         )
-    if earlier is not None:
-        findings.append(_consistent(earlier, checkpoint, log))
-    return findings
+    ]
 
 
 def _consistent(earlier: Checkpoint, checkpoint: Checkpoint, log: LogEvidence) -> Finding:
@@ -199,9 +210,9 @@ def _consistent(earlier: Checkpoint, checkpoint: Checkpoint, log: LogEvidence) -
             f"the document carries no consistency proof from the earlier checkpoint's "
             f"{earlier.size} events: export it again asking for one",
         )
-    if not verify_consistency(
-        earlier.size, checkpoint.size, earlier.root, checkpoint.root, log.consistency
-    ):
+    # At one size the roots are compared: a proof the document carries is from another size.
+    proof = log.consistency if earlier.size != checkpoint.size else ()
+    if not verify_consistency(earlier.size, checkpoint.size, earlier.root, checkpoint.root, proof):
         return Finding(
             LOG,
             False,

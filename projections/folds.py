@@ -63,6 +63,37 @@ class PlayerLine:
 
 
 @dataclass(frozen=True)
+class RecallLine:
+    """One player's part in one round that is over, for game recall: the hand dealt (R12), what
+    the player did with it (R4.3, R5), the points and every coin the round moved for them
+    (R9, R11). Made only when the round ends, so no hand shows while it is played (R10.4).
+
+    A player who escaped (R11) or whose round was abandoned (R11.3) brought nothing to a
+    showdown: no points and no foul, with the submission made before, if any. The store adds
+    the balances before and after the round's coin movements, which only it keeps."""
+
+    round_id: str
+    table_id: str
+    number: int
+    player_id: str
+    seat: int
+    outcome: str  # "revealed" or "abandoned"
+    base_stake: int
+    dealt_at: datetime
+    ended_at: datetime
+    cards: tuple[str, ...]
+    front: tuple[str, ...]
+    middle: tuple[str, ...]
+    back: tuple[str, ...]
+    special: str
+    foul: bool
+    foul_reason: str
+    escaped: bool
+    points: int
+    coins: int
+
+
+@dataclass(frozen=True)
 class RoundRecord:
     """A finished round for the results view and the table history."""
 
@@ -90,7 +121,7 @@ class OpenRound:
     deadline: datetime
 
 
-Record = Journal | RoundRecord | OpenRound
+Record = Journal | RoundRecord | OpenRound | RecallLine
 RoundLoader = Callable[[UUID, int], Round]
 
 
@@ -167,11 +198,12 @@ class ViewFold:
             receipt=str(getattr(event, "chain", "")),
         )
         if isinstance(event, Round.Abandoned):
-            return [RoundRecord(outcome="abandoned", result=None, **base)]
+            record = RoundRecord(outcome="abandoned", result=None, **base)
+            return [record, *recall_lines(round_, None, event.at)]
         result = round_result(round_)
         lines = tuple(
-            _player_line(round_, result, p.player_id, seat, event.at)
-            for seat, p in enumerate(result.players)
+            _player_line(round_, result, p.player_id, round_.players.index(p.player_id), event.at)
+            for p in result.players
         )
         settlement = Journal(
             "settlement",
@@ -181,7 +213,55 @@ class ViewFold:
             tuple(Leg(p, c) for p, c in event.coins.items()),
         )
         record = RoundRecord(outcome="revealed", result=result, players=lines, **base)
-        return [record, settlement]
+        # After the settlement: the store reads its legs for the balances around the round.
+        return [record, settlement, *recall_lines(round_, result, event.at)]
+
+
+def recall_lines(round_: Round, result: RoundResult | None, ended_at: datetime) -> list[RecallLine]:
+    """Every player dealt into an ended round, in seat order (R10.1): those at the showdown
+    as ``result`` recorded it (copied, STYLE 12), the others with what they submitted."""
+    shown = {p.player_id: p for p in result.players} if result is not None else {}
+    lines = []
+    for seat, player in enumerate(round_.players):
+        # R11.1, R11.2: penalties paid or shared out, on top of the settlement (R9).
+        coins = sum(t.get(player, 0) for t in round_.escaped.values())
+        me = shown.get(player)
+        if me is not None:
+            piles = (tuple(me.front), tuple(me.middle), tuple(me.back))
+            special, foul, reason, points = me.special, me.foul, me.foul_reason, me.points
+            coins += me.coins
+        else:
+            submitted = round_.submissions.get(player, {})
+            piles = (
+                tuple(submitted.get("front", ())),
+                tuple(submitted.get("middle", ())),
+                tuple(submitted.get("back", ())),
+            )
+            special, foul, reason, points = submitted.get("special", ""), False, "", 0
+        lines.append(
+            RecallLine(
+                round_id=round_.round_id,
+                table_id=round_.table_id,
+                number=round_.number,
+                player_id=player,
+                seat=seat,
+                outcome="revealed" if result is not None else "abandoned",
+                base_stake=round_.base_stake,
+                dealt_at=round_.dealt_at,
+                ended_at=ended_at,
+                cards=tuple(round_.hands[player]),
+                front=piles[0],
+                middle=piles[1],
+                back=piles[2],
+                special=special,
+                foul=foul,
+                foul_reason=reason,
+                escaped=player in round_.escaped,
+                points=points,
+                coins=coins,
+            )
+        )
+    return lines
 
 
 def _player_line(

@@ -133,6 +133,19 @@ class ProjectionError(Exception):
         super().__init__(f"cannot project event {position} ({self.event})")
 
 
+class NewerViews(Exception):
+    """The views are of a later schema than this server's: a server of a newer version keeps
+    them (a rolling upgrade on PostgreSQL). This one must neither write them nor rebuild them
+    back to its own schema."""
+
+    def __init__(self, found: int) -> None:
+        self.found = found
+        super().__init__(
+            f"the views are of schema {found}, newer than this server's {SCHEMA_VERSION}: a "
+            "server of a later version keeps them; this one leaves them alone (upgrade it)"
+        )
+
+
 class Projector:
     """Keeps the views; ``failure`` says why it cannot, and ``on_health(ok)`` is told each
     time it stops or starts being able to (the server turns that into health statuses)."""
@@ -155,6 +168,7 @@ class Projector:
         self.on_health = on_health
         self.failure: str | None = None
         self.leading = False  # whether this process keeps the views now
+        self.failed_runs = {"event": 0, "database": 0, "schema": 0}  # by cause (metrics)
         self.fold = ViewFold()
         self._balances: dict[str, int] | None = None
         self._wake = threading.Event()
@@ -241,6 +255,8 @@ class Projector:
         found = self.store.schema_version()
         if found == SCHEMA_VERSION:
             return False
+        if found > SCHEMA_VERSION:
+            raise NewerViews(found)
         log.warning("views_rebuilding", found_schema=found, schema=SCHEMA_VERSION)
         replayed = rebuild(self.source, self.store)
         self._reset()
@@ -267,6 +283,14 @@ class Projector:
                     self.run_once()
                 self._healthy(True)
                 failures = 0
+            except NewerViews as error:
+                # Leave the views to a newer server: give the lead up so that one can take it.
+                log.error("views_of_newer_schema", found_schema=error.found, schema=SCHEMA_VERSION)
+                self.failed_runs["schema"] += 1
+                self.leadership.release()
+                leading = self.leading = False
+                self._healthy(False, error)
+                self._stop.wait(5.0)
             except ProjectionError as error:
                 log.error(
                     "projection_failed",
@@ -275,12 +299,14 @@ class Projector:
                     cause=repr(error.__cause__),
                     exc_info=True,
                 )
+                self.failed_runs["event"] += 1
                 self._healthy(False, error)
                 self._stop.wait(1.0)
             except Exception as error:
                 # The database, not the events: a cut session or a lock wait. A warning at
                 # once; a failure, on health too, only if it lasts.
                 failures += 1
+                self.failed_runs["database"] += 1
                 if failures >= DATABASE_FAILURES_BEFORE_UNHEALTHY:
                     log.exception("projection_failed", cause=repr(error), attempt=failures)
                     self._healthy(False, error)

@@ -10,23 +10,48 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
+from domain.limits import MAX_POSITION
 from domain.results import RoundResult
-from projections.folds import Journal, OpenRound, PlayerLine, Record, RoundRecord
+from projections.folds import Journal, OpenRound, PlayerLine, RecallLine, Record, RoundRecord
 
 NAME = "views"
 SCHEMA = "schema"
-SCHEMA_VERSION = 2
+HEAD = "head"  # not a row: the log's newest position, read beside the rows (``Tracking.head``)
+SCHEMA_VERSION = 3
 """Kept in the tracking table under ``schema``. Version 1 (the first release) had no such
-row, no open rounds and another name for the external account; views of an older version are
-rebuilt from the log by the projector that leads (``Projector``)."""
+row, no open rounds and another name for the external account; version 2 had no game recall
+(``player_rounds``) and numbered a statistics line's seat among the players left at the
+showdown. Views of an older version are rebuilt from the log by the projector that leads
+(``Projector``)."""
+
+
+T = TypeVar("T")
+
+
+class ViewsMissing(Exception):
+    """A read found a view table missing: another process is rebuilding the views (it drops
+    them before it replays the log), or they were left by a version without that table."""
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """The views' tracking rows: the version of their tables (``SCHEMA_VERSION``; 1 for views
+    of the first release, which had no such row) and the log position they hold every event
+    up to; with the log's head where it can be read in the same snapshot."""
+
+    schema: int
+    position: int
+    head: int | None = None
+    """The event log's newest position in the same snapshot, where the views can read it
+    (``ViewStore(log_head=…)``); None where they cannot."""
 
 
 class StaleBatch(Exception):
@@ -55,8 +80,30 @@ _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS {p}accounts (account TEXT PRIMARY KEY, balance BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {p}open_rounds (round_uuid TEXT PRIMARY KEY, "
     "round_id TEXT NOT NULL, deadline TEXT NOT NULL)",
+    # Game recall: a player's rounds newest first, keyset-paged on the position of the event
+    # that ended each (the primary key serves the whole page).
+    "CREATE TABLE IF NOT EXISTS {p}player_rounds (player_id TEXT NOT NULL, "
+    "position BIGINT NOT NULL, round_id TEXT NOT NULL, table_id TEXT NOT NULL, "
+    "number INTEGER NOT NULL, seat INTEGER NOT NULL, outcome TEXT NOT NULL, "
+    "base_stake BIGINT NOT NULL, dealt_at TEXT NOT NULL, ended_at TEXT NOT NULL, "
+    "cards TEXT NOT NULL, front TEXT NOT NULL, middle TEXT NOT NULL, back TEXT NOT NULL, "
+    "special TEXT NOT NULL, foul INTEGER NOT NULL, foul_reason TEXT NOT NULL, "
+    "escaped INTEGER NOT NULL, points BIGINT NOT NULL, coins BIGINT NOT NULL, "
+    "balance_before BIGINT NOT NULL, balance_after BIGINT NOT NULL, "
+    "PRIMARY KEY (player_id, position))",
+    # A round's coin movements, for the balances around it in player_rounds.
+    "CREATE INDEX IF NOT EXISTS {p}journal_by_round ON {p}journal (round_id)",
 ]
-_TABLES = ["tracking", "rounds", "round_players", "journal", "legs", "accounts", "open_rounds"]
+_TABLES = [
+    "tracking",
+    "rounds",
+    "round_players",
+    "journal",
+    "legs",
+    "accounts",
+    "open_rounds",
+    "player_rounds",
+]
 
 
 @dataclass(frozen=True)
@@ -93,6 +140,17 @@ class PlayerStats:
 
 
 @dataclass(frozen=True)
+class PlayerRound:
+    """A ``RecallLine`` as stored, with the balances around the round and the position of the
+    event that ended it (the listing's key)."""
+
+    position: int
+    line: RecallLine
+    balance_before: int
+    balance_after: int
+
+
+@dataclass(frozen=True)
 class FinishedRound:
     round_id: str
     table_id: str
@@ -107,13 +165,31 @@ class FinishedRound:
 class ViewStore:
     """The views on SQLite (``path``) or PostgreSQL (``postgres`` connection settings)."""
 
-    def __init__(self, *, path: Path | None = None, postgres: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        path: Path | None = None,
+        postgres: dict[str, str] | None = None,
+        log_head: str = "",
+        log_file: Path | None = None,
+    ) -> None:
+        """``log_head``: a query of the event log's newest position, which every snapshot
+        (``as_of``) runs with the tracking rows (``Tracking.head``). ``log_file``: a SQLite
+        log's file, attached as ``log`` to the connections that read snapshots, and only to
+        those: a write transaction would lock every attached file, the log's too."""
         if (path is None) == (postgres is None):
             raise ValueError("give exactly one of path or postgres")
         self.path = path
         self.postgres = postgres
+        self.log_file = log_file
         self.prefix = "thirteen_view_" if postgres else "view_"
-        self._local = threading.local()  # one connection per thread
+        self.reads_head = bool(log_head)
+        self._status = (
+            f"SELECT name, position FROM {self.prefix}tracking WHERE name IN ('{NAME}', '{SCHEMA}')"
+        )
+        if log_head:
+            self._status += f" UNION ALL SELECT '{HEAD}', ({log_head})"
+        self._local = threading.local()  # one connection per thread (and a reader, on SQLite)
         self._all: list[Any] = []
         self._lock = threading.Lock()
 
@@ -152,6 +228,22 @@ class ViewStore:
             settings["options"] = f"-c search_path={schema}"
         return psycopg.connect(make_conninfo("", **settings), autocommit=True)
 
+    def _reader(self) -> Any:
+        """The connection of this thread's snapshots: on SQLite with the log attached, one of
+        its own that never writes; else the thread's connection."""
+        if self.path is None or self.log_file is None:
+            return self._connect()
+        conn = getattr(self._local, "reader", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, timeout=30, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("ATTACH DATABASE ? AS log", (str(self.log_file),))
+            self._local.reader = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
     def _sql(self, statement: str) -> str:
         statement = statement.replace("{p}", self.prefix)
         return statement.replace("?", "%s") if self.postgres else statement
@@ -173,16 +265,56 @@ class ViewStore:
 
     def _query(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
         """Rows of a read; a read on a session that was cut is tried once more on a new one
-        (a write is not: the projector's compare-and-set makes its own retry safe)."""
+        (a write is not: the projector's compare-and-set makes its own retry safe), unless it
+        is part of a snapshot (``as_of`` then runs the whole snapshot again)."""
+        snapshot = getattr(self._local, "snapshot", None)
         for attempt in (1, 2):
-            cursor = self._connect().cursor()
+            cursor = (self._connect() if snapshot is None else snapshot).cursor()
             try:
                 cursor.execute(self._sql(statement), params)
                 return list(cursor.fetchall())
+            except Exception as error:
+                if _missing_table(error):
+                    raise ViewsMissing(str(error)) from error
+                if attempt == 2 or snapshot is not None or not self._cut():
+                    raise
+        raise AssertionError("unreachable")
+
+    def as_of(self, read: Callable[[Tracking], T]) -> T:
+        """``read(tracking)`` in one snapshot of the views that begins with their tracking
+        rows, so that whatever ``read`` reads is the state those rows describe. A rebuild drops
+        ``tracking`` first: on PostgreSQL it waits for this snapshot to end before it can; on
+        SQLite the snapshot keeps the state it began with. A session that was cut is replaced
+        and the whole snapshot read again, once."""
+        for attempt in (1, 2):
+            try:
+                return self._as_of(read)
             except Exception:
                 if attempt == 2 or not self._cut():
                     raise
         raise AssertionError("unreachable")
+
+    def _as_of(self, read: Callable[[Tracking], T]) -> T:
+        """A read-only transaction (PostgreSQL: repeatable read, so that every statement sees
+        the state of the first) whose first statement reads the tracking rows and the log's
+        head; every read of this thread until its end is part of it."""
+        conn = self._reader()
+        conn.execute(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if self.postgres else "BEGIN"
+        )
+        self._local.snapshot = conn
+        try:
+            status = {name: int(position) for name, position in self._query(self._status)}
+            result = read(Tracking(status.get(SCHEMA, 1), status.get(NAME, 0), status.get(HEAD)))
+        except BaseException:
+            with suppress(Exception):  # a cut session has no transaction left to end
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+            return result
+        finally:
+            self._local.snapshot = None
 
     def _cut(self) -> bool:
         conn = getattr(self._local, "conn", None)
@@ -269,6 +401,8 @@ class ViewStore:
             for position, record in batch:
                 if isinstance(record, Journal):
                     self._journal(cursor, position, record, balances, changed)
+                elif isinstance(record, RecallLine):
+                    self._recall(cursor, position, record, balances)
                 elif isinstance(record, OpenRound):
                     cursor.execute(
                         sql(
@@ -316,6 +450,59 @@ class ViewStore:
                 ),
                 (position, leg.account, leg.amount, balances[leg.account]),
             )
+
+    RECALL_LEGS = (
+        "SELECT amount, balance_after FROM {p}legs WHERE account = ? AND txn_id IN "
+        "(SELECT txn_id FROM {p}journal WHERE round_id = ?) ORDER BY txn_id"
+    )
+    """A player's legs in one round: the round's few journal entries by their index, then the
+    legs by key (a join may instead walk every leg of the player, which grows with time)."""
+
+    def _recall(
+        self, cursor: Any, position: int, line: RecallLine, balances: dict[str, int]
+    ) -> None:
+        """The line with the player's balance just before the round's first coin movement and
+        just after its last (R9, R11), read from the legs already written in this transaction;
+        with none, the balance as the round ended."""
+        cursor.execute(self._sql(self.RECALL_LEGS), (line.player_id, line.round_id))
+        legs = cursor.fetchall()
+        if legs:
+            before, after = int(legs[0][1]) - int(legs[0][0]), int(legs[-1][1])
+        else:
+            before = after = balances.get(line.player_id, 0)
+        cursor.execute(
+            self._sql(
+                "INSERT INTO {p}player_rounds (player_id, position, round_id, table_id, number, "
+                "seat, outcome, base_stake, dealt_at, ended_at, cards, front, middle, back, "
+                "special, foul, foul_reason, escaped, points, coins, balance_before, "
+                "balance_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?)"
+            ),
+            (
+                line.player_id,
+                position,
+                line.round_id,
+                line.table_id,
+                line.number,
+                line.seat,
+                line.outcome,
+                line.base_stake,
+                line.dealt_at.isoformat(),
+                line.ended_at.isoformat(),
+                json.dumps(line.cards),
+                json.dumps(line.front),
+                json.dumps(line.middle),
+                json.dumps(line.back),
+                line.special,
+                int(line.foul),
+                line.foul_reason,
+                int(line.escaped),
+                line.points,
+                line.coins,
+                before,
+                after,
+            ),
+        )
 
     def _round(self, cursor: Any, position: int, record: RoundRecord) -> None:
         result = json.dumps(record.result.to_dict()) if record.result else None
@@ -409,7 +596,23 @@ class ViewStore:
             for t, k, r, x, a, b, at in rows
         ]
 
+    RECALL_PAGE = (
+        "SELECT position, round_id, table_id, number, seat, outcome, base_stake, dealt_at, "
+        "ended_at, cards, front, middle, back, special, foul, foul_reason, escaped, points, "
+        "coins, balance_before, balance_after FROM {p}player_rounds WHERE player_id = ? "
+        "AND position < ? ORDER BY position DESC LIMIT ?"
+    )
+    """A page of game recall: one backward range read of the primary key, no sort."""
+
+    def player_rounds(self, player_id: str, before: int, limit: int) -> list[PlayerRound]:
+        """A player's ended rounds, newest first: those that ended before position ``before``
+        (0: from the newest)."""
+        rows = self._query(self.RECALL_PAGE, (player_id, before or MAX_POSITION + 1, limit))
+        return [_player_round(player_id, row) for row in rows]
+
     def balance(self, account: str) -> int | None:
+        """An account's balance; None for an account no journal entry has touched (a player
+        without a wallet: every wallet begins with a credit)."""
         rows = self._query("SELECT balance FROM {p}accounts WHERE account = ?", (account,))
         return int(rows[0][0]) if rows else None
 
@@ -470,8 +673,43 @@ class ViewStore:
             "legs": "txn_id, account",
             "accounts": "account",
             "open_rounds": "round_uuid",
+            "player_rounds": "player_id, position",
         }
         return {
             t: [tuple(r) for r in self._query(f"SELECT * FROM {{p}}{t} ORDER BY {o}")]
             for t, o in order.items()
         }
+
+
+def _missing_table(error: Exception) -> bool:
+    """SQLite's "no such table", or PostgreSQL's undefined_table (SQLSTATE 42P01)."""
+    if isinstance(error, sqlite3.OperationalError):
+        return str(error).startswith("no such table")
+    return getattr(error, "sqlstate", None) == "42P01"
+
+
+def _player_round(player_id: str, row: Sequence[Any]) -> PlayerRound:
+    (position, round_id, table_id, number, seat, outcome, base_stake, dealt_at, ended_at) = row[:9]
+    cards, front, middle, back, special, foul, reason, escaped, points, coins = row[9:19]
+    line = RecallLine(
+        round_id=round_id,
+        table_id=table_id,
+        number=int(number),
+        player_id=player_id,
+        seat=int(seat),
+        outcome=outcome,
+        base_stake=int(base_stake),
+        dealt_at=datetime.fromisoformat(dealt_at),
+        ended_at=datetime.fromisoformat(ended_at),
+        cards=tuple(json.loads(cards)),
+        front=tuple(json.loads(front)),
+        middle=tuple(json.loads(middle)),
+        back=tuple(json.loads(back)),
+        special=special,
+        foul=bool(foul),
+        foul_reason=reason,
+        escaped=bool(escaped),
+        points=int(points),
+        coins=int(coins),
+    )
+    return PlayerRound(int(position), line, int(row[19]), int(row[20]))

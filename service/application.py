@@ -23,6 +23,8 @@ from eventsourcing.domain import Aggregate
 from domain import showdown
 from domain.cards import Card
 from domain.errors import PhaseError, RuleError, SeatError
+from domain.ids import MAX_ID_LENGTH as MAX_ID_LENGTH  # re-exported: callers import it here
+from domain.ids import check_id as check_id
 from domain.ids import (
     deal_round_id,
     round_uuid,
@@ -50,7 +52,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 A = TypeVar("A")
 
-MAX_ID_LENGTH = 128
 MAX_CLIENT_SEED_LENGTH = 256
 
 
@@ -72,14 +73,9 @@ def command(method: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def check_id(value: str, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise RuleError(f"{field} is required", field=field)
-    if len(value) > MAX_ID_LENGTH or not value.isprintable():
-        raise RuleError(
-            f"{field} must be printable and at most {MAX_ID_LENGTH} characters", field=field
-        )
-    return value
+def no_wallet(player_id: str) -> NotFound:
+    """The refusal of a player who has no wallet: every wallet begins with a credit."""
+    return NotFound(f"player {player_id!r} has no wallet: credit coins first")
 
 
 @dataclass(frozen=True)
@@ -181,11 +177,10 @@ class Thirteen(EventLogApplication):
 
     def wallet(self, player_id: str) -> Wallet:
         check_id(player_id, "player_id")
-        return self._get(
-            Wallet,
-            wallet_uuid(player_id),
-            f"player {player_id!r} has no wallet: credit coins first",
-        )
+        found = self._find(Wallet, wallet_uuid(player_id))
+        if found is None:
+            raise no_wallet(player_id)
+        return found
 
     def _run_by_caller(self, table_id: str) -> Table:
         """The table, for a command that runs it: only its dealer or an admin may (issue 11,
@@ -219,7 +214,7 @@ class Thirteen(EventLogApplication):
         wallet = self._find(Wallet, wallet_uuid(player_id))
         if wallet is None:
             if not create:
-                raise NotFound(f"player {player_id!r} has no wallet: credit coins first")
+                raise no_wallet(player_id)
             wallet = Wallet(player_id=player_id)
         apply(wallet)
         transfer = Transfer(

@@ -50,5 +50,10 @@ class InvalidCosignature(RuleError):
     """A cosignature that is malformed, does not verify, or is of no checkpoint this log signed."""
 
 
+class CosignatureTimeRefused(InvalidCosignature):
+    """A cosignature whose time is 0 or too far from the log's clock
+    (``domain.checkpoint.cosignature_time_problem``)."""
+
+
 class NotYetLogged(RuleError):
     """A proof asked of a tree the log has not signed yet, or of an event not in it yet."""

@@ -305,10 +305,14 @@ class StoreReader:
         )
 
     def every_round(
-        self, progress: Callable[[int, int], None] | None = None
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        each: Callable[[StoredRecord], None] | None = None,
     ) -> Iterator[tuple[Evidence | None, list[Finding]]]:
         """One pass over the log: every stream's chain is checked, then every round's
-        evidence is yielded (with findings about streams that belong to no round first)."""
+        evidence is yielded (with findings about streams that belong to no round first);
+        ``each`` is handed every record in log order as it is read (the transparency log's
+        leaves are recomputed from them)."""
         last = self.app.max_position()
         streams: dict[str, list[StoredRecord]] = defaultdict(list)
         position = 0
@@ -319,6 +323,8 @@ class StoreReader:
             for n in batch:
                 record = record_of(n.id, n)
                 streams[record.stream].append(record)
+                if each is not None:
+                    each(record)
             position = batch[-1].id
             if progress:
                 progress(position, last)

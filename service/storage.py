@@ -180,16 +180,20 @@ def serving(app: Thirteen) -> FileLock | None:
 
 def open_views(app: Thirteen) -> tuple[ViewStore, Leadership]:
     """The views beside the event store: a SQLite file of their own next to the events, or
-    tables in the same PostgreSQL schema with one projector elected among the replicas."""
+    tables in the same PostgreSQL schema with one projector elected among the replicas. Their
+    snapshots read the log's newest position too (``ViewStore.as_of``)."""
+    table = app.recorder.events_table_name  # type: ignore[attr-defined]
     if app.env.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
         events = Path(app.env.get("SQLITE_DBNAME") or "")
-        return ViewStore(path=events.parent / "views.sqlite"), FileLock(
-            events.parent / "views.lock"
-        )
+        head = f'SELECT COALESCE(MAX(rowid), 0) FROM log."{table}"'  # as max_notification_id
+        views = ViewStore(path=events.parent / "views.sqlite", log_head=head, log_file=events)
+        return views, FileLock(events.parent / "views.lock")
     settings = _postgres_settings(app.env)
     schema = app.env.get("POSTGRES_SCHEMA") or ""
     lock = AdvisoryLock(make_conninfo("", **settings), schema or settings.get("dbname", ""))
-    return ViewStore(postgres={**settings, "schema": schema}), lock
+    prefix = f'"{schema}".' if schema else ""
+    head = f'SELECT COALESCE(MAX(notification_id), 0) FROM {prefix}"{table}"'
+    return ViewStore(postgres={**settings, "schema": schema}, log_head=head), lock
 
 
 STARTING_SECONDS = 20.0

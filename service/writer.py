@@ -28,6 +28,7 @@ import functools
 import queue
 import random
 import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -89,6 +90,8 @@ class Writer:
         self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
         self.batch: Batch | None = None
         self.batches = 0  # transactions committed, for tests and benchmarks
+        # Told (commands, seconds) after each committed batch (``service.metrics``).
+        self.on_commit: Callable[[int, float], None] | None = None
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._ident = -1
@@ -301,6 +304,7 @@ class Writer:
         jobs = [j for j in jobs if not j.answer.done()]  # not cancelled while queued
         batch = self.batch = Batch()
         outcomes: list[tuple[Job, Any, Exception | None]] = []
+        took: float | None = None  # the commit's seconds, once it is durable
         try:
             if self.fastforward:
                 self._catch_up()
@@ -318,7 +322,9 @@ class Writer:
                     log.exception("present_failed")
                     outcomes.append((job, None, failed))
             if batch.events:
+                started = time.perf_counter()
                 self._commit(batch)
+                took = time.perf_counter() - started
         except IntegrityError:  # another replica wrote one of these streams first
             self._forget(batch)
             lost = True
@@ -345,6 +351,8 @@ class Writer:
             return
         for job, value, error in outcomes:
             job.answer.give(value, error)
+        if took is not None and self.on_commit is not None:  # after every answer is given
+            self.on_commit(len(jobs), took)
 
     def _run_one(self, job: Job, batch: Batch) -> Any:
         """Run a command in the batch; a refusal changes nothing. On PostgreSQL a refusal is

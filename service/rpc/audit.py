@@ -16,7 +16,9 @@ from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
 from service.evidence import Decoder, Evidence, StoreReader, audit
 from service.rpc.runner import Runner, rpc
+from service.rpc.views import Views
 from service.security.access import check_round_readable
+from service.transparency.audits import StoreLogAudit
 from service.transparency.exports import logged
 from service.transparency.log import TransparencyLog
 
@@ -24,8 +26,21 @@ Context = grpc.aio.ServicerContext
 
 
 def result_reader(views: ViewStore) -> Callable[[str], dict[str, Any] | None]:
+    """The results view's result of a round, read as it is (the offline audit's)."""
+
     def result_of(round_id: str) -> dict[str, Any] | None:
         found = views.finished_round(round_id)
+        return found.result.to_dict() if found and found.result else None
+
+    return result_of
+
+
+def current_result_reader(app: Thirteen, views: Views) -> Callable[[str], dict[str, Any] | None]:
+    """The results view's result of a round, as of the call (``service.rpc.views``): of a
+    round that is over, never missing because the views lag; else UNAVAILABLE."""
+
+    def result_of(round_id: str) -> dict[str, Any] | None:
+        found = views.finished_round(round_id, lambda: app.round(round_id).ended)
         return found.result.to_dict() if found and found.result else None
 
     return result_of
@@ -35,15 +50,21 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     def __init__(
         self,
         app: Thirteen,
-        views: ViewStore,
+        views: Views,
         run: Runner,
         transparency: TransparencyLog | None = None,
     ) -> None:
         self.app = app
-        self.reader = StoreReader(app, result_reader(views))
+        self.reader = StoreReader(app, current_result_reader(app, views))
         self.decoder = Decoder()
         self.run = run
         self.transparency = transparency  # exports carry inclusion proofs when there is one
+        # An audit checks the round's events against the log's latest checkpoint (issue 12).
+        self.logged = (
+            None
+            if transparency is None
+            else StoreLogAudit(app, transparency.signer.verifier, transparency, own_key=True)
+        )
 
     def _evidence(self, round_id: str) -> Evidence:
         """The evidence of a round to audit: an auditor's once the round is over (before, the
@@ -86,6 +107,8 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         evidence = await self.run(self._evidence, request.round_id)
         evidence.receipt = request.receipt
         findings = await self.run(audit, evidence, self.decoder)
+        if self.logged is not None:
+            findings += await self.run(self.logged.round, evidence)
         return audit_pb2.AuditRoundResponse(
             ok=passed(findings),
             findings=[

@@ -1,9 +1,11 @@
 """A check run before a servicer's method, wrapped around the handler grpc found for it: the
-shared mechanism of the server's interceptors (``authorizing``, ``undecodable``). A wrapped
-handler is built once per method and kept."""
+shared mechanism of the server's interceptors (``authorizing``, ``undecodable``, and
+``service.metrics.calls``, which is told when each call ends). A wrapped handler is built once
+per method and kept."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -12,6 +14,9 @@ import grpc
 Handler = grpc.RpcMethodHandler
 Context = grpc.aio.ServicerContext
 Check = Callable[[Any, Context[Any, Any]], Awaitable[None]]
+Ended = Callable[[Context[Any, Any], BaseException | None, float], None]
+"""Told as a call ends: its context, what it raised (None: it returned) and the seconds since
+its wrapped behaviour began. It must not raise."""
 
 
 class Guards:
@@ -29,10 +34,13 @@ class Guards:
         return kept[1]
 
 
-def guarded(found: Handler[Any, Any], check: Check, **replace: Any) -> Handler[Any, Any] | None:
+def guarded(
+    found: Handler[Any, Any], check: Check | None, *, ended: Ended | None = None, **replace: Any
+) -> Handler[Any, Any] | None:
     """``found`` with ``check(request, context)`` awaited before its unary or server-streaming
-    behaviour (a check refuses by aborting the call), and the fields in ``replace`` swapped;
-    None for a client-streaming method (reflection's), which the caller passes or refuses."""
+    behaviour (a check refuses by aborting the call), ``ended`` told when the call ends, and
+    the fields in ``replace`` swapped; None for a client-streaming method (reflection's), which
+    the caller passes or refuses."""
     # Under grpc.aio a handler is a namedtuple (``_replace``) of coroutine functions; the stubs
     # declare an abstract class of plain callables, so it is rewired untyped here.
     handler: Any = found
@@ -40,19 +48,55 @@ def guarded(found: Handler[Any, Any], check: Check, **replace: Any) -> Handler[A
         unary = handler.unary_unary
 
         async def guarded_unary(request: Any, context: Context[Any, Any]) -> Any:
-            await check(request, context)
+            if check is not None:
+                await check(request, context)
             return await unary(request, context)
 
-        rewired: Handler[Any, Any] = handler._replace(unary_unary=guarded_unary, **replace)
+        behaviour = guarded_unary if ended is None else _timed_unary(guarded_unary, ended)
+        rewired: Handler[Any, Any] = handler._replace(unary_unary=behaviour, **replace)
         return rewired
     if handler.unary_stream is not None:
         stream: Callable[[Any, Context[Any, Any]], AsyncIterator[Any]] = handler.unary_stream
 
         async def guarded_stream(request: Any, context: Context[Any, Any]) -> AsyncIterator[Any]:
-            await check(request, context)
+            if check is not None:
+                await check(request, context)
             async for message in stream(request, context):
                 yield message
 
-        rewired = handler._replace(unary_stream=guarded_stream, **replace)
+        messages = guarded_stream if ended is None else _timed_stream(guarded_stream, ended)
+        rewired = handler._replace(unary_stream=messages, **replace)
         return rewired
     return None
+
+
+def _timed_unary(
+    unary: Callable[[Any, Context[Any, Any]], Awaitable[Any]], ended: Ended
+) -> Callable[[Any, Context[Any, Any]], Awaitable[Any]]:
+    async def timed(request: Any, context: Context[Any, Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            response = await unary(request, context)
+        except BaseException as error:  # an abort, a cancellation, a fault: told, then raised
+            ended(context, error, time.perf_counter() - started)
+            raise
+        ended(context, None, time.perf_counter() - started)
+        return response
+
+    return timed
+
+
+def _timed_stream(
+    stream: Callable[[Any, Context[Any, Any]], AsyncIterator[Any]], ended: Ended
+) -> Callable[[Any, Context[Any, Any]], AsyncIterator[Any]]:
+    async def timed(request: Any, context: Context[Any, Any]) -> AsyncIterator[Any]:
+        started = time.perf_counter()
+        try:
+            async for message in stream(request, context):
+                yield message
+        except BaseException as error:  # GeneratorExit too: grpc closed the stream
+            ended(context, error, time.perf_counter() - started)
+            raise
+        ended(context, None, time.perf_counter() - started)
+
+    return timed

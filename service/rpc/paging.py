@@ -10,6 +10,11 @@ not base64, not UTF-8, not that object, an ``after`` that is not a whole number 
 Traceback (most recent call last):
 ...
 domain.errors.RuleError: page_token is not valid for this request
+
+The widest token of ours, for an id of 128 characters outside the BMP, is within the bound:
+
+>>> len(token("results:" + "\U0001f600" * 128, MAX_POSITION)) <= MAX_TOKEN_LENGTH
+True
 """
 
 from __future__ import annotations
@@ -27,14 +32,16 @@ T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 MAX_TOKEN_LENGTH = 4096
-"""Characters of a page token: ours hold a scope of at most a 128-character id, which JSON
-escapes to at most 6 characters each, so they stay under about 1,100."""
+"""Characters of a page token. Ours hold a scope of at most a 128-character id, whose
+characters JSON escapes to at most 12 each (one outside the BMP is a surrogate pair,
+``\\ud83d\\ude00``), and a key below 2**62: about 1,590 characters, 2,116 in base64."""
 
 
 def page(scope: str, page_size: int, page_token: str) -> tuple[int, int]:
     """(the key to continue after, the page size) of a list request. A negative size is
     refused, a size above the maximum is coerced to it, and a token from another listing or
-    not from us is refused."""
+    not from us is refused. A newest-first listing continues before the key; 0 (no token)
+    is its start either way."""
     if page_size < 0:
         raise RuleError("page_size must not be negative", field="page_size")
     size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)

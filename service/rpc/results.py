@@ -1,58 +1,101 @@
-"""``ResultsService``: the read models over gRPC, with read-your-writes on round results."""
+"""``ResultsService``: the read models over gRPC, each read as of the call (``views``)."""
 
 from __future__ import annotations
 
 import grpc
 
 from domain.errors import PhaseError, RuleError
-from projections.projector import Projector
-from projections.store import FinishedRound, ViewStore
+from projections.store import FinishedRound, LedgerEntry, PlayerRound, PlayerStats, ViewStore
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
-from service.application import Thirteen, check_id
-from service.errors import Unavailable
+from service.application import Thirteen, check_id, no_wallet
+from service.errors import NotFound
 from service.rpc import mapping, paging
 from service.rpc.runner import Runner, rpc
-
-CATCH_UP_SECONDS = 5.0
+from service.rpc.views import Views
 
 Context = grpc.aio.ServicerContext
 
 
+def _player(store: ViewStore, player_id: str) -> int:
+    """The player's balance in the views; NOT_FOUND for a player without a wallet. Every wallet
+    begins with a credit, in the same commit that opens it, so views that hold the log up to
+    some position know of every wallet opened up to there."""
+    balance = store.balance(player_id)
+    if balance is None:
+        raise no_wallet(player_id)
+    return balance
+
+
 class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
-    def __init__(
-        self, app: Thirteen, store: ViewStore, projector: Projector | None, run: Runner
-    ) -> None:
+    """Every read waits for the views to hold what was stored before the call (read your
+    writes: a ledger after a credit, results after a reveal), except where less is enough
+    (a round's row, final once written; a later page of recall)."""
+
+    def __init__(self, app: Thirteen, views: Views, run: Runner) -> None:
         self.app = app
-        self.store = store
-        self.projector = projector
+        self.views = views
         self.run = run
 
     def _round_result(self, round_id: str) -> FinishedRound:
         """The view's round, waiting (bounded) for the views to reach a round the write side
         has revealed; UNAVAILABLE rather than stale data."""
         check_id(round_id, "round_id")  # before the view: PostgreSQL text cannot hold NUL
-        found = self.store.finished_round(round_id)
-        if found is None:
-            round_ = self.app.round(round_id)  # NOT_FOUND for an unknown round
-            if not round_.ended:
+
+        def ended() -> bool:
+            if not self.app.round(round_id).ended:  # NOT_FOUND for an unknown round
                 raise PhaseError(f"round {round_id} is not revealed yet", field="round_id")
-            target = self.app.max_position()
-            if self.projector is None or not self.projector.wait(target, CATCH_UP_SECONDS):
-                failing = self.projector is not None and self.projector.failure is not None
-                raise Unavailable(
-                    f"the results view cannot take in new events (see the server's health and "
-                    f"log); round {round_id} is not in it yet"
-                    if failing
-                    else f"the results view has not caught up with round {round_id} "
-                    f"within {CATCH_UP_SECONDS:.0f} s; retry shortly"
-                )
-            found = self.store.finished_round(round_id)
-            assert found is not None
+            return True
+
+        found = self.views.finished_round(round_id, ended)
+        assert found is not None
         if found.result is None:
             raise PhaseError(
                 f"round {round_id} ended without a showdown (R11.3): no result", field="round_id"
             )
         return found
+
+    def _table_history(self, table_id: str, after: int, limit: int) -> list[FinishedRound]:
+        self.app.table(table_id)  # NOT_FOUND for an unknown table
+        return self.views.read(
+            lambda s: s.table_history(table_id, after, limit), f"the rounds of table {table_id!r}"
+        )
+
+    def _ledger(self, player_id: str, after: int, limit: int) -> list[LedgerEntry]:
+        check_id(player_id, "player_id")
+
+        def entries(store: ViewStore) -> list[LedgerEntry]:
+            _player(store, player_id)
+            return store.ledger(player_id, after, limit)
+
+        return self.views.read(entries, f"the ledger of {player_id!r}")
+
+    def _recall(self, player_id: str, before: int, limit: int) -> list[PlayerRound]:
+        """Game recall as of the call: every round that was over when it came in (the last
+        game is the one a dispute is about). A later page (``before``) needs the views only up
+        to where it starts: rows are written in the order of their positions, so none below it
+        can still come."""
+        check_id(player_id, "player_id")
+
+        def page(store: ViewStore) -> list[PlayerRound]:
+            _player(store, player_id)
+            return store.player_rounds(player_id, before, limit)
+
+        what = f"the rounds of {player_id!r} that are over"
+        if not before:
+            return self.views.read(page, what)
+        try:
+            return self.views.read(page, what, upto=before - 1)
+        except NotFound:  # no wallet up to there (a made-up token): perhaps one since
+            return self.views.read(page, what)
+
+    def _stats(self, player_id: str) -> tuple[PlayerStats, int]:
+        check_id(player_id, "player_id")
+
+        def stats(store: ViewStore) -> tuple[PlayerStats, int]:
+            balance = _player(store, player_id)
+            return store.player_stats(player_id), balance
+
+        return self.views.read(stats, f"the statistics of {player_id!r}")
 
     @rpc
     async def GetRoundResult(
@@ -72,10 +115,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         request: results_pb2.ListRoundResultsRequest,
         context: Context[results_pb2.ListRoundResultsRequest, results_pb2.ListRoundResultsResponse],
     ) -> results_pb2.ListRoundResultsResponse:
-        after, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
-        await self.run(self.app.table, request.table_id)  # NOT_FOUND for an unknown table
-        found = await self.run(self.store.table_history, request.table_id, after, size + 1)
-        rounds, following = paging.cut(f"t:{request.table_id}", found, size, lambda r: r.number)
+        # Not ListRounds' scope ("t:"): its tokens count rounds, these hold a round's number.
+        scope = f"results:{request.table_id}"
+        after, size = paging.page(scope, request.page_size, request.page_token)
+        found = await self.run(self._table_history, request.table_id, after, size + 1)
+        rounds, following = paging.cut(scope, found, size, lambda r: r.number)
         return results_pb2.ListRoundResultsResponse(
             rounds=[self._table_round(r) for r in rounds], next_page_token=following
         )
@@ -104,8 +148,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         ],
     ) -> results_pb2.ListLedgerEntriesResponse:
         after, size = paging.page(f"p:{request.player_id}", request.page_size, request.page_token)
-        await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
-        found = await self.run(self.store.ledger, request.player_id, after, size + 1)
+        found = await self.run(self._ledger, request.player_id, after, size + 1)
         entries, following = paging.cut(f"p:{request.player_id}", found, size, lambda e: e.txn_id)
         return results_pb2.ListLedgerEntriesResponse(
             entries=[
@@ -124,14 +167,52 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         )
 
     @rpc
+    async def ListPlayerRounds(
+        self,
+        request: results_pb2.ListPlayerRoundsRequest,
+        context: Context[results_pb2.ListPlayerRoundsRequest, results_pb2.ListPlayerRoundsResponse],
+    ) -> results_pb2.ListPlayerRoundsResponse:
+        scope = f"recall:{request.player_id}"
+        before, size = paging.page(scope, request.page_size, request.page_token)
+        found = await self.run(self._recall, request.player_id, before, size + 1)
+        rounds, following = paging.cut(scope, found, size, lambda r: r.position)
+        return results_pb2.ListPlayerRoundsResponse(
+            rounds=[self._player_round(r) for r in rounds], next_page_token=following
+        )
+
+    @staticmethod
+    def _player_round(found: PlayerRound) -> results_pb2.PlayerRound:
+        line = found.line
+        return results_pb2.PlayerRound(
+            round_id=line.round_id,
+            table_id=line.table_id,
+            number=line.number,
+            seat=line.seat,
+            dealt_at=mapping.timestamp(line.dealt_at),
+            ended_at=mapping.timestamp(line.ended_at),
+            outcome=line.outcome,
+            base_stake=line.base_stake,
+            cards=line.cards,
+            front=line.front,
+            middle=line.middle,
+            back=line.back,
+            special=line.special,
+            foul=line.foul,
+            foul_reason=line.foul_reason,
+            escaped=line.escaped,
+            points=line.points,
+            coins=line.coins,
+            balance_before=found.balance_before,
+            balance_after=found.balance_after,
+        )
+
+    @rpc
     async def GetPlayerStats(
         self,
         request: results_pb2.GetPlayerStatsRequest,
         context: Context[results_pb2.GetPlayerStatsRequest, results_pb2.GetPlayerStatsResponse],
     ) -> results_pb2.GetPlayerStatsResponse:
-        await self.run(self.app.wallet, request.player_id)  # NOT_FOUND for an unknown player
-        stats = await self.run(self.store.player_stats, request.player_id)
-        balance = await self.run(self.store.balance, request.player_id)
+        stats, balance = await self.run(self._stats, request.player_id)
         return results_pb2.GetPlayerStatsResponse(
             player_id=stats.player_id,
             rounds_played=stats.rounds_played,
@@ -142,7 +223,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
             home_runs=stats.home_runs,
             fouls=stats.fouls,
             specials=stats.specials,
-            balance=balance or 0,
+            balance=balance,
         )
 
     @rpc
@@ -155,7 +236,9 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
             raise RuleError("limit must not be negative", field="limit")
         limit = min(request.limit or 10, paging.MAX_PAGE_SIZE)
         since = mapping.moment(request.since, "since") if request.HasField("since") else None
-        rows = await self.run(self.store.leaderboard, since, limit)
+        rows = await self.run(
+            self.views.read, lambda s: s.leaderboard(since, limit), "the leaderboard"
+        )
         return results_pb2.GetLeaderboardResponse(
             entries=[
                 results_pb2.LeaderboardEntry(rank=i + 1, player_id=p, net_coins=net)

@@ -13,7 +13,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from projections.projector import FileLock, Projector
+from projections.projector import FileLock, NewerViews, Projector
 from projections.store import ResumePoint, ViewStore
 from service._generated.thirteen.v1 import (
     audit_pb2,
@@ -31,6 +31,7 @@ from service._generated.thirteen.v1 import (
 )
 from service.application import Thirteen
 from service.follower import LogFollower
+from service.metrics import Metrics
 from service.rpc.audit import AuditServicer
 from service.rpc.authorizing import Authorize
 from service.rpc.diagnostics import DiagnosticsServicer
@@ -39,6 +40,7 @@ from service.rpc.runner import Runner
 from service.rpc.table import TableServicer
 from service.rpc.transparency import TransparencyServicer
 from service.rpc.undecodable import RefuseUndecodable
+from service.rpc.views import Views
 from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.security.policy import Policy
@@ -58,6 +60,7 @@ SERVICE_NAMES = [
     audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     transparency_pb2.DESCRIPTOR.services_by_name["TransparencyService"].full_name,
 ]
+KNOWN_SERVICES = [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME]  # all it serves
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Running:
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     serving_lock: FileLock | None = None  # SQLite: this process serves the store
     transparency: TransparencyLog | None = None
+    metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop taking calls, let the running ones finish, then stop the background work."""
@@ -88,6 +92,8 @@ class Running:
         # position its client resumes from on another replica or after the restart.
         self.hub.end_all(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
         await self.server.stop(grace)
+        if self.metrics is not None:
+            self.metrics.close()
         self.sweeper.stop()
         self.follower.stop()
         self.projector.stop()
@@ -110,11 +116,13 @@ async def start(
     credentials: grpc.ServerCredentials | None = None,
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
+    metrics: Metrics | None = None,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
     the callers their roles (default: everyone is admin); ``transparency`` says how to keep
-    the transparency log (``service.transparency``; default: a key for this process only)."""
+    the transparency log (``service.transparency``; default: a key for this process only);
+    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it."""
     lock = serving(app)  # first: a second server on a SQLite store stops here
     try:
         running = await _start(
@@ -126,6 +134,7 @@ async def start(
             credentials,
             policy or Policy.everyone_admin(),
             transparency or LogOptions(),
+            metrics,
         )
     except BaseException:
         if lock is not None:
@@ -144,13 +153,17 @@ async def _start(
     credentials: grpc.ServerCredentials | None,
     policy: Policy,
     transparency: LogOptions,
+    metrics: Metrics | None,
 ) -> Running:
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
     run = Runner(executor)
     hub = WatchHub(loop, app)
+    interceptors: list[grpc.aio.ServerInterceptor] = [Authorize(policy), RefuseUndecodable()]
+    if metrics is not None:  # first: it counts the calls the others refuse, with their codes
+        interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
     server = grpc.aio.server(
-        interceptors=[Authorize(policy), RefuseUndecodable()],
+        interceptors=interceptors,
         options=[
             ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -178,20 +191,25 @@ async def _start(
         interval=min(poll_interval, 0.05),
         on_health=views_health,
     )
-    results_pb2_grpc.add_ResultsServiceServicer_to_server(
-        ResultsServicer(app, views, projector, run), server
-    )
+    reads = Views(views, projector)  # every RPC's read of the views, as of the call
+    results_pb2_grpc.add_ResultsServiceServicer_to_server(ResultsServicer(app, reads, run), server)
     transparency_log = transparency.build(app)
+    if transparency_log is not None:
+        log_name = transparency_pb2.DESCRIPTOR.services_by_name["TransparencyService"].full_name
+
+        def log_health(ok: bool) -> None:  # told on the log's thread; "" stays SERVING
+            status = health_pb2.HealthCheckResponse.SERVING if ok else _NOT_SERVING
+            asyncio.run_coroutine_threadsafe(health_servicer.set(log_name, status), loop)
+
+        transparency_log.on_health = log_health
     audit_pb2_grpc.add_AuditServiceServicer_to_server(
-        AuditServicer(app, views, run, transparency_log), server
+        AuditServicer(app, reads, run, transparency_log), server
     )
     transparency_pb2_grpc.add_TransparencyServiceServicer_to_server(
         TransparencyServicer(app, transparency_log, run), server
     )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        [*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server
-    )
+    reflection.enable_server_reflection(KNOWN_SERVICES, server)
     try:
         if credentials is None:
             port = server.add_insecure_port(address)
@@ -208,7 +226,10 @@ async def _start(
             if transparency_log is not None:
                 transparency_log.create()
         if leadership.acquire():
-            projector.upgrade()  # views of an earlier version are rebuilt once, before serving
+            try:
+                projector.upgrade()  # views of an earlier version are rebuilt once, first
+            except NewerViews:  # a newer server keeps them: serve, and leave them to it
+                leadership.release()
         return views.resume_point()
 
     # The sweeper and the table streams read only table and round events, from where the views
@@ -225,6 +246,10 @@ async def _start(
     if resume is not None:
         sweeper.resume(resume.open_rounds)
     follower.listeners += [sweeper.on_event, hub.on_event]
+    if metrics is not None:
+        metrics.attach(
+            app, views=views, projector=projector, hub=hub, transparency=transparency_log
+        )
     for name in ["", *SERVICE_NAMES]:  # before the projector can say otherwise
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     follower.start()
@@ -245,6 +270,7 @@ async def _start(
         executor,
         hub,
         transparency=transparency_log,
+        metrics=metrics,
     )
 
 
@@ -257,17 +283,24 @@ async def serve_forever(
     mutual_tls: bool = False,
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
+    metrics: Metrics | None = None,
 ) -> None:
-    """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``
-    and ``transparency`` as for ``start`` (``mutual_tls`` only says, in the log, that clients
-    must show a certificate)."""
+    """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
+    ``transparency`` and ``metrics`` as for ``start`` (``mutual_tls`` only says, in the log,
+    that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
-        app, address, credentials=credentials, policy=policy, transparency=transparency
+        app,
+        address,
+        credentials=credentials,
+        policy=policy,
+        transparency=transparency,
+        metrics=metrics,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
-    log.info("serving", address=f"{host}:{running.port}", transport=transport)
+    metrics_at = None if metrics is None else f"http://{metrics.address}/metrics"
+    log.info("serving", address=f"{host}:{running.port}", transport=transport, metrics=metrics_at)
     if policy.open:
         log.warning(
             "every_caller_is_admin",

@@ -12,8 +12,8 @@ import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
-# googleapis-common-protos ships no .pyi and typeshed has no stubs for google.rpc
-from google.rpc import (  # type: ignore[import-untyped]
+# googleapis-common-protos ships .pyi files but no py.typed: pyproject has mypy read them
+from google.rpc import (
     code_pb2,
     error_details_pb2,
     status_pb2,
@@ -38,6 +38,7 @@ from service.errors import (
     AccessRefused,
     AlreadyExists,
     Conflict,
+    CosignatureTimeRefused,
     InvalidCosignature,
     NotFound,
     NotTableDealer,
@@ -71,6 +72,7 @@ _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
     (InsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS"),
     (LimitReached, grpc.StatusCode.FAILED_PRECONDITION, "LIMIT_REACHED"),
     (NotYetLogged, grpc.StatusCode.FAILED_PRECONDITION, "NOT_YET_LOGGED"),
+    (CosignatureTimeRefused, grpc.StatusCode.INVALID_ARGUMENT, "COSIGNATURE_TIME"),
     (InvalidCosignature, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_COSIGNATURE"),
     (CardError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD"),
     (ArrangementError, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARRANGEMENT"),

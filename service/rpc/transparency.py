@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import grpc
 
+from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid
 from domain.limits import MAX_POSITION
+from service import caller
 from service._generated.thirteen.v1 import transparency_pb2 as pb
 from service._generated.thirteen.v1 import transparency_pb2_grpc
-from service.application import Thirteen
+from service.application import Thirteen, check_id
 from service.errors import NotFound, Unavailable
 from service.rpc.runner import Runner, rpc
+from service.security.access import check_round_known, sees_rounds_in_progress
 from service.transparency.log import TransparencyLog
 
 Context = grpc.aio.ServicerContext
@@ -33,7 +36,14 @@ class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
         return self._log
 
     def _round_events(self, round_id: str) -> list[tuple[str, int, int]]:
-        self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND for unknown
+        """The round's events, to a caller who may read the round (``check_round_known``:
+        the answer tells no one else whether it exists, nor how many events it has)."""
+        check_id(round_id, "round_id")
+        try:
+            over: bool | None = visibility.is_public(self.app.round(round_id))
+        except NotFound:
+            over = None
+        check_round_known(caller.current(), round_id, over)
         stream = round_uuid(round_id)
         versions = [e.originator_version for e in self.app.recorder.select_events(stream)]
         positions = self.app.positions([(stream, v) for v in versions])
@@ -79,6 +89,11 @@ class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
         if target == "position":
             response.leaf_index = located[0].leaf_index
             response.hashes.extend(proofs[0])
+            if not sees_rounds_in_progress(caller.current()):
+                # Only the hashes: a stream and its versions, position by position, would
+                # tell which rounds exist and how far they are, before they are over.
+                response.events[0].ClearField("stream")
+                response.events[0].ClearField("version")
         return response
 
     def _consistency(

@@ -17,7 +17,7 @@ they stay open to everyone.
 from __future__ import annotations
 
 from service.caller import ADMIN, ANONYMOUS, Caller
-from service.errors import NotTableDealer, PermissionDenied, Unauthenticated
+from service.errors import NotFound, NotTableDealer, PermissionDenied, Unauthenticated
 from service.security.policy import Policy
 
 DEALER, CASHIER, READER, AUDITOR = "dealer", "cashier", "reader", "auditor"
@@ -46,6 +46,7 @@ METHOD_ROLES: dict[str, tuple[str, ...]] = {
     "GetRoundResult": (READER, AUDITOR),
     "ListRoundResults": (READER, AUDITOR),
     "ListLedgerEntries": (READER, AUDITOR),
+    "ListPlayerRounds": (READER, AUDITOR),  # game recall: only rounds that are over
     "GetPlayerStats": (READER,),
     "GetLeaderboard": (READER,),
     # thirteen.v1.AuditService
@@ -116,11 +117,35 @@ def viewer_for(caller: Caller, viewer: str, table_id: str, dealer: str) -> str:
     return viewer
 
 
+def sees_rounds_in_progress(caller: Caller) -> bool:
+    """Dealers (as observers, at any table) and admin read rounds before they are over."""
+    return caller.has(DEALER)
+
+
 def check_round_readable(caller: Caller, round_id: str, over: bool) -> None:
     """Readers and auditors see a round only once it is over; dealers and admin always."""
-    if over or caller.has(DEALER):
+    if over or sees_rounds_in_progress(caller):
         return
     raise PermissionDenied(
         f"round {round_id!r} is not over yet: before its end only a dealer or an admin may read it",
+        roles=(DEALER, ADMIN),
+    )
+
+
+def check_round_known(caller: Caller, round_id: str, over: bool | None) -> None:
+    """``check_round_readable`` for an answer that must not tell whether a round exists
+    (``over`` None: it does not; ``GetInclusionProof`` of a round, issue 12). Permission comes
+    before existence (AIP-211): a caller who may not read rounds in progress is refused alike,
+    PERMISSION_DENIED with one message, for a round in progress and for none at all; a dealer
+    or an admin, who may read both, hears NOT_FOUND for a round that does not exist."""
+    if sees_rounds_in_progress(caller):
+        if over is None:
+            raise NotFound(f"round {round_id!r} does not exist")
+        return
+    if over:
+        return
+    raise PermissionDenied(
+        f"round {round_id!r} is not over, or does not exist: before a round's end only a dealer "
+        "or an admin may ask for its proofs",
         roles=(DEALER, ADMIN),
     )

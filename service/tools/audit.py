@@ -36,23 +36,20 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    if (args.log_public_key or args.earlier_checkpoint) and not args.file:
-        print(
-            "thirteen audit: --log-public-key and --earlier-checkpoint check an export: give "
-            "--file",
-            file=sys.stderr,
-        )
+    if args.earlier_checkpoint and not args.file:
+        print("thirteen audit: --earlier-checkpoint checks an export: give --file", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from service.tools.log_keys import audit_keys
+
+    keys = audit_keys(args)
+    if isinstance(keys, str):
+        print(f"thirteen audit: {keys}", file=sys.stderr)
         return EXIT_BAD_INPUT
     decoder = Decoder()
     reports: list[tuple[str, list[Any]]] = []
     if args.file:
         from domain.transparency import check_log
-        from service.tools.log_keys import audit_keys
 
-        keys = audit_keys(args)
-        if isinstance(keys, str):
-            print(f"thirteen audit: {keys}", file=sys.stderr)
-            return EXIT_BAD_INPUT
         try:
             evidence: Evidence = from_document(Path(args.file).read_text())
         except OSError as error:
@@ -70,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
             return app
         from service.rpc.audit import result_reader
         from service.storage import open_views
+        from service.transparency.audits import StoreLogAudit
 
         views, _ = open_views(app)
         views_reader = result_reader(views)
@@ -81,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 return None
 
         reader = StoreReader(app, result_of)
+        in_log = StoreLogAudit(app, keys[0])  # the events against the log (issue 12)
         try:
             if args.round:
                 try:
@@ -89,17 +88,20 @@ def run(args: argparse.Namespace) -> int:
                     print(f"thirteen audit: {error.message}", file=sys.stderr)
                     return EXIT_BAD_INPUT
                 evidence.receipt = args.receipt or ""
-                reports.append((args.round, audit(evidence, decoder)))
+                reports.append((args.round, audit(evidence, decoder) + in_log.round(evidence)))
             else:
                 bar = None if args.json else ProgressBar("reading the log")
                 evidences = []
-                for found, extra in reader.every_round(bar):
+                for found, extra in reader.every_round(bar, in_log.take):
                     if found is None:
                         if extra:
                             reports.append(("(streams outside rounds)", extra))
                         continue
                     evidences.append(found)
                 reports += audit_many(evidences, args.workers)
+                tree = in_log.tree()  # every event's leaf against the latest checkpoint
+                if not passed(tree):  # listed when it fails, as the streams outside rounds
+                    reports.append(("(transparency log)", tree))
         finally:
             views.close()
             app.close()

@@ -3,12 +3,13 @@
 Bad input is answered with a one-line message on stderr and exit status 2; nothing here prints
 a traceback. Each command's body is in the module named for it: ``offline`` (score, suggest,
 deal), ``store_commands`` (serve, projections rebuild, replay, explain), ``audit``, ``demo``,
-``dev_certs``.
+``dev_certs``; ``console`` is ``service.web.command``'s (a server of web pages, not a tool).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,6 +56,25 @@ def _address(text: str) -> str:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"address must be HOST:PORT, got {text!r}")
     return text
+
+
+CHECKPOINT_INTERVALS = (0.1, 60.0)
+"""``serve --checkpoint-interval``, in seconds: from a tenth of a second (each checkpoint is a
+signature and a row) to a minute (an export waits for a checkpoint covering its round)."""
+
+
+def _checkpoint_interval(text: str) -> float:
+    low, high = CHECKPOINT_INTERVALS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not low <= seconds <= high:  # nan and inf fail too
+        raise argparse.ArgumentTypeError(
+            f"checkpoint interval must be a number of seconds from {low:g} to {high:g}, "
+            f"got {text[:40]!r}"
+        )
+    return seconds
 
 
 def _rounds(text: str) -> int:
@@ -124,6 +144,33 @@ def _witness(args: argparse.Namespace) -> int:
     return run(args)
 
 
+SERVICE_CALLS = (2, 64)
+"""``console --max-service-calls``: a round page makes two calls at once."""
+
+
+def _service_calls(text: str) -> int:
+    low, high = SERVICE_CALLS
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise argparse.ArgumentTypeError(f"must be a whole number from {low} to {high}")
+    return int(text)
+
+
+DNS_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+
+
+def _server_name(text: str) -> str:
+    if len(text) > 253 or not re.fullmatch(rf"{DNS_LABEL}(\.{DNS_LABEL})*", text):
+        raise argparse.ArgumentTypeError(f"must be a DNS name, got {text!r}")
+    return text
+
+
+def _console(args: argparse.Namespace) -> int:
+    """``thirteen console`` (``service.web.command``)."""
+    from service.web.command import run
+
+    return run(args)
+
+
 def _refuse(command: str, message: str) -> int:
     print(f"thirteen {command}: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
@@ -174,6 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument(
+        "--metrics",
+        type=_address,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over plain HTTP there, at /metrics (default: none; "
+        "port 0 picks one)",
+    )
+    serve.add_argument(
         "--seed-key",
         type=Path,
         metavar="FILE",
@@ -222,10 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     transparency.add_argument(
         "--checkpoint-interval",
-        type=float,
+        type=_checkpoint_interval,
         default=2.0,
         metavar="SECONDS",
-        help="sign a checkpoint at most this often while the log grows (default 2)",
+        help="sign a checkpoint at most this often while the log grows (default 2; from 0.1 to 60)",
     )
     serve.set_defaults(run=store_commands.serve)
     projections = commands.add_parser("projections", help="maintain the read models")
@@ -335,11 +389,65 @@ def build_parser() -> argparse.ArgumentParser:
     witness.add_argument(
         "--interval", type=float, default=5.0, metavar="SECONDS", help="between polls (default 5)"
     )
+    witness.add_argument(
+        "--alarm-after",
+        type=int,
+        default=3,
+        metavar="POLLS",
+        help="alarm when the log shows a newer checkpoint without proving it extends the "
+        "accepted one at this many polls in a row (default 3)",
+    )
     witness.add_argument("--once", action="store_true", help="poll once and exit (for cron)")
     witness.add_argument("--ca", type=Path, metavar="FILE", help="connect over TLS with this CA")
     witness.add_argument("--cert", type=Path, metavar="FILE", help="client certificate (mTLS)")
     witness.add_argument("--cert-key", type=Path, metavar="FILE", help="its private key (PEM)")
     witness.set_defaults(run=_witness)
+    console = commands.add_parser(
+        "console",
+        help="the dispute console: a read-only web page per round, player and table, read from "
+        "a running service over gRPC",
+    )
+    console.add_argument(
+        "--address",
+        type=_address,
+        default="127.0.0.1:50051",
+        help="HOST:PORT of the service (default 127.0.0.1:50051)",
+    )
+    console.add_argument(
+        "--listen",
+        type=_address,
+        default="127.0.0.1:8080",
+        help="HOST:PORT to serve the pages on (default 127.0.0.1:8080; port 0 picks one)",
+    )
+    console.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="listen on an address other than loopback: the console has no login, so only "
+        "behind a proxy that authenticates staff",
+    )
+    console.add_argument("--ca", type=Path, metavar="FILE", help="reach the service over TLS")
+    console.add_argument(
+        "--cert", type=Path, metavar="FILE", help="client certificate (mutual TLS): auditor role"
+    )
+    console.add_argument("--key", type=Path, metavar="FILE", help="its private key (PEM)")
+    console.add_argument(
+        "--tls-server-name",
+        type=_server_name,
+        metavar="NAME",
+        help="the DNS name the service's certificate holds, when --address names the service "
+        "otherwise (by IP, or through a tunnel)",
+    )
+    console.add_argument(
+        "--max-service-calls",
+        type=_service_calls,
+        metavar="N",
+        help="calls to the service under way at once (default 4; 2 to 64): the service's "
+        "workers are the game's too; a page that waits 2 s for one is 503 with Retry-After",
+    )
+    console.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+    )
+    console.set_defaults(run=_console)
     seed_key = commands.add_parser("seed-key", help="the seed key file (`serve --seed-key`)")
     seed_key_tasks = seed_key.add_subparsers(dest="task", required=True, parser_class=_Parser)
     seed_key_init = seed_key_tasks.add_parser(

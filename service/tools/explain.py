@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -192,9 +192,14 @@ def load(app: Thirteen, round_id: str) -> Report:
     """The report of a stored round; raises ``NotFound`` for an unknown round."""
     events = [event for _, event in round_events(app, round_id)]
     round_ = fold(events)
-    report = build(round_, _publication(app, round_))
+    return with_callers(build(round_, _publication(app, round_)), events)
+
+
+def with_callers(report: Report, events: Sequence[Any]) -> Report:
+    """``report`` with who caused each of the round's ``events`` (decoded, in order); unchanged
+    for a round stored before callers were recorded."""
     callers = tuple((_deed(e), recorded(e)) for e in events)
-    if all(who == UNKNOWN for _, who in callers):  # stored before callers were recorded
+    if all(who == UNKNOWN for _, who in callers):
         return report
     return replace(report, callers=callers)
 
@@ -219,8 +224,15 @@ def _publication(app: Thirteen, round_: Round) -> str:
     events of a table opened by the first versions also hold its unrevealed next seed in clear:
     only the commitment and time are read here."""
     decoder = Decoder()
-    for stored in app.recorder.select_events(table_uuid(round_.table_id)):
-        event = decoder.event(record_of(0, stored))
+    stored = app.recorder.select_events(table_uuid(round_.table_id))
+    found = published_in((decoder.event(record_of(0, s)) for s in stored), round_)
+    return found or "NOT FOUND among the table's published commitments"
+
+
+def published_in(table_events: Iterable[Any], round_: Round) -> str | None:
+    """When and where one of the table's ``table_events`` (decoded) published the round's
+    commitment, and whether that was before the deal (R12.1); None when none of them did."""
+    for event in table_events:
         if getattr(event, "commitment", None) != round_.commitment:
             continue
         when = "when the table opened"
@@ -231,7 +243,7 @@ def _publication(app: Thirteen, round_: Round) -> str:
             f"published {event.at.isoformat()} {when}, {before} the deal at "
             f"{round_.dealt_at.isoformat()}"
         )
-    return "NOT FOUND among the table's published commitments"
+    return None
 
 
 def _grouped(cards: Sequence[str]) -> tuple[str, ...]:

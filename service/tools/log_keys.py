@@ -8,9 +8,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from domain.checkpoint import Checkpoint, open_checkpoint
-from domain.signed_note import COSIGNATURE_V1, ED25519, Verifier
+from domain.checkpoint import Checkpoint, key_conflict, open_checkpoint
+from domain.signed_note import COSIGNATURE_V1, ED25519, Signer, Verifier
 from service.tools.console import EXIT_BAD_INPUT
 from service.transparency.keys import (
     LOG_KEY_FILE,
@@ -22,24 +23,35 @@ from service.transparency.keys import (
 )
 from service.transparency.log import LogOptions
 
+if TYPE_CHECKING:
+    from service.application import Thirteen
+
 BENCH_SWITCH = "THIRTEEN_TRANSPARENCY"
 """``THIRTEEN_TRANSPARENCY=off`` serves without the transparency log. Only for the benchmark
 that measures what the log costs per command (``tests/bench/transparency.py``)."""
 
 
-def log_options(args: argparse.Namespace) -> LogOptions | str:
-    """``serve``'s transparency log from its flags, or why they cannot be used. A missing log
+def log_options(args: argparse.Namespace, app: Thirteen) -> LogOptions | str:
+    """``serve``'s transparency log from its flags (``--checkpoint-interval`` checked by the
+    parser), or why they cannot be used: a key file that cannot be read, or a log key that did
+    not sign the store's last checkpoint of its name (``stored_key_conflict``). A missing log
     key file is created, and said so on stderr."""
     if os.environ.get(BENCH_SWITCH) == "off":
         return LogOptions(enabled=False)
-    if args.checkpoint_interval <= 0:
-        return "--checkpoint-interval must be a positive number of seconds"
     path = args.log_key or Path(args.data) / LOG_KEY_FILE
     try:
         witnesses = tuple(read_verifier(str(w), COSIGNATURE_V1) for w in args.witness_key)
         signer, created = load_or_create(path)
     except KeyFileError as error:
         return str(error)
+    conflict = stored_key_conflict(app, signer)
+    if conflict is not None:
+        return (
+            f"the log key {path} cannot sign this store's log: {conflict}; a restored or "
+            "rotated log key needs a new name (thirteen keys init DIR --name NEW, then "
+            "--log-key DIR/log.key), and witnesses and auditors told of it (README, "
+            "Transparency log)"
+        )
     if created:
         print(
             f"thirteen serve: created the log key file {path}; its public key, for audits and "
@@ -49,6 +61,17 @@ def log_options(args: argparse.Namespace) -> LogOptions | str:
             flush=True,
         )
     return LogOptions(signer, witnesses, args.checkpoint_interval)
+
+
+def stored_key_conflict(app: Thirteen, signer: Signer) -> str | None:
+    """Why ``signer`` must not sign over the store's last checkpoint of its name (another key
+    of that name signed it: ``domain.checkpoint.key_conflict``), even when the log was renamed
+    since; None when it may, or the store holds no checkpoint of that name."""
+    from service.transparency.store import TreeStore
+
+    store = TreeStore(app)
+    last = store.latest_of(signer.name) if store.exists() else None
+    return None if last is None else key_conflict(last.note, signer.verifier)
 
 
 def keys_init(args: argparse.Namespace) -> int:
@@ -72,15 +95,13 @@ def keys_init(args: argparse.Namespace) -> int:
 
 
 def keys_show(args: argparse.Namespace) -> int:
-    """The public key (vkey) of a private key file."""
-    for kind in (ED25519, COSIGNATURE_V1):
-        try:
-            print(read_signer(args.file, kind).verifier.vkey)
-            return 0
-        except KeyFileError as error:
-            message = str(error)
-    print(f"thirteen keys show: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    """The public key (vkey) of a private key file (a log's or a witness's)."""
+    try:
+        print(read_signer(args.file, None).verifier.vkey)
+    except KeyFileError as error:
+        print(f"thirteen keys show: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
 
 
 def audit_keys(args: argparse.Namespace) -> tuple[Verifier | None, Checkpoint | None] | str:

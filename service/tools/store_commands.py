@@ -13,26 +13,58 @@ from domain.errors import RuleError
 from service.tools.console import EXIT_BAD_INPUT, ProgressBar, read_store
 
 if TYPE_CHECKING:
+    from service.metrics import Metrics
     from service.security.policy import Policy
     from service.security.tls import ServerTls
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Serve the gRPC API until SIGTERM or SIGINT."""
-    import asyncio
-
+    """Serve the gRPC API until SIGTERM or SIGINT (and metrics, with ``--metrics``)."""
     from service import logging as service_logging
-    from service.rpc.server import serve_forever
-    from service.seed_keys import SEED_KEY_FILE, SeedKeyError
-    from service.storage import StoreConfigError, open_app
-    from service.tools.log_keys import log_options
 
     service_logging.configure(args.log_level)
     security = _transport_security(args)
     if isinstance(security, str):
         print(f"thirteen serve: {security}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    tls, policy = security
+    metrics = _metrics(args.metrics)  # before the store opens: a taken port changes nothing
+    if isinstance(metrics, int):
+        return metrics
+    try:
+        return _serve(args, *security, metrics)
+    finally:
+        if metrics is not None:
+            metrics.close()
+
+
+def _metrics(address: str | None) -> Metrics | int | None:
+    """The metrics, listening on ``address`` (None without one); or, after one line saying why
+    they cannot, the exit status: 2 for an address that is not HOST:PORT, 1 for one that is
+    taken or not this machine's (as for the gRPC port, and ``thirteen console``)."""
+    if address is None:
+        return None
+    from service.metrics import EndpointError, Metrics
+
+    metrics = Metrics()
+    try:
+        metrics.listen(address)
+    except EndpointError as error:
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT if error.malformed else 1
+    return metrics
+
+
+def _serve(
+    args: argparse.Namespace, tls: ServerTls | None, policy: Policy | None, metrics: Metrics | None
+) -> int:
+    """``serve`` once its flags are checked: open the store and serve until a signal."""
+    import asyncio
+
+    from service.rpc.server import serve_forever
+    from service.seed_keys import SEED_KEY_FILE, SeedKeyError
+    from service.storage import StoreConfigError, open_app
+    from service.tools.log_keys import log_options
+
     seed_key = args.seed_key or Path(args.data) / SEED_KEY_FILE
     creating = not seed_key.exists()
     if creating and (args.seed_key is not None or os.environ.get("THIRTEEN_STORE") == "postgres"):
@@ -76,7 +108,7 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    transparency = log_options(args)  # the log key, read (or created) now
+    transparency = log_options(args, app)  # the log key, read (or created) and checked now
     if isinstance(transparency, str):
         app.close()
         print(f"thirteen serve: {transparency}", file=sys.stderr)
@@ -95,6 +127,12 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        if metrics is not None:
+            print(
+                f"thirteen: serving metrics on http://{metrics.address}/metrics",
+                file=sys.stderr,
+                flush=True,
+            )
 
     try:
         asyncio.run(
@@ -106,6 +144,7 @@ def serve(args: argparse.Namespace) -> int:
                 mutual_tls=tls is not None and tls.mutual,
                 policy=policy,
                 transparency=transparency,
+                metrics=metrics,
             )
         )
     except OSError as error:
@@ -202,7 +241,7 @@ def replay(args: argparse.Namespace) -> int:
     the player's wallet events, each with the identity that called."""
     import json
 
-    from service.application import check_id
+    from domain.ids import check_id
     from service.tools.replay import (
         render_json,
         render_text,
@@ -235,7 +274,7 @@ def replay(args: argparse.Namespace) -> int:
 
 def explain(args: argparse.Namespace) -> int:
     """A round's dispute report, in text and optionally as one HTML page."""
-    from service.application import check_id
+    from domain.ids import check_id
     from service.tools.explain import load
     from service.tools.explain_html import render_html
     from service.tools.explain_words import render_text

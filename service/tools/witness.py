@@ -7,15 +7,26 @@ records it in ``--state DIR`` (written to a new file, then renamed over the old 
 restart continues from it), cosigns it (C2SP tlog-cosignature, Ed25519) and hands the
 cosignature back (``AddCosignature``).
 
-A checkpoint that does not verify, a smaller tree, another root at the same size or a tree that
-does not extend the accepted one is never cosigned: one ``ALARM`` line on stderr names both
-checkpoints (sizes and roots) and the witness exits with status 3. The state keeps the last
-accepted checkpoint, so the alarm is raised again on every later run against that log.
+A checkpoint that does not verify, a smaller tree, another root at the same size, a tree that
+does not extend the accepted one (its proof does not verify, or is empty or malformed) or a
+consistency proof refused outright is never cosigned: one ``ALARM`` line on stderr names both
+checkpoints (sizes and roots) and where the note shown is kept as evidence
+(``DIR/evidence/``), and the witness exits with status 3. A log that shows a newer signed
+checkpoint but does not answer for its consistency proof with a code an outage could explain
+(``RETRIED``, ``REFUSALS``) is not trusted either: the checkpoint is kept as evidence, the poll
+counted in ``DIR/unproven``, and at the ``--alarm-after``-th such poll (default 3) it is an
+alarm too. Every checkpoint so shown must later be proven consistent with the accepted one
+(``_settle``): a second root for its size, or a proof that fails, is an alarm, and each poll at
+which the log does not prove it counts; only when all are proven does the count reset. The
+state keeps the last
+accepted checkpoint, so an alarm is raised again on every later run against that log. One
+witness at a time uses a state directory (a lock on ``DIR/lock``).
 
 Exit status: 0 ``--once`` cosigned or found nothing new; 1 the log cannot be reached under
-``--once``, or refuses the witness (its key not given to ``serve --witness-key``, a caller
-without the ``witness`` role); 2 bad arguments or files; 3 alarm. Without ``--once`` a log that
-cannot be reached is retried after ``--interval`` seconds.
+``--once``, leaves a checkpoint it showed unproven (fewer than ``--alarm-after`` times), or refuses
+the witness (its key not given to ``serve --witness-key``, a caller without the ``witness``
+role); 2 bad arguments or files, or a state directory in use by another witness; 3 alarm.
+Without ``--once`` a log that cannot be reached is retried after ``--interval`` seconds.
 """
 
 from __future__ import annotations
@@ -23,12 +34,16 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import fcntl
+import hashlib
 import os
+import re
 import secrets
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import grpc
 
@@ -41,6 +56,16 @@ EXIT_FAILED = 1
 EXIT_ALARM = 3
 STATE_FILE = "checkpoint"
 """The last accepted checkpoint, as the log signed it, in ``--state DIR``."""
+UNPROVEN_FILE = "unproven"
+"""One line per poll since the last accepted checkpoint at which the log showed a newer one
+without proving it (size, root, the refusal), in ``--state DIR``."""
+EVIDENCE_DIR = "evidence"
+"""Checkpoints the log showed and the witness did not accept, as shown, in ``--state DIR``."""
+LOCK_FILE = "lock"
+_UNPROVEN_LINE = re.compile(r"\d+ size (?P<size>\d+) root (?P<root>\S+) ")
+"""A line of ``UNPROVEN_FILE``: its time, then the checkpoint shown (``describe``)."""
+ALARM_AFTER = 3
+"""Polls at which a newer checkpoint goes unproven before the witness alarms (--alarm-after)."""
 CALL_TIMEOUT = 10.0
 RETRIED = {
     grpc.StatusCode.UNAVAILABLE,
@@ -68,6 +93,11 @@ class BadInput(Exception):
     """An argument or file that cannot be used; the message is one line."""
 
 
+class Unproven(Exception):
+    """The log showed a newer checkpoint and did not prove it extends the accepted one, fewer
+    than ``--alarm-after`` polls in a row; the message says so."""
+
+
 def describe(checkpoint: Checkpoint | None) -> str:
     if checkpoint is None:
         return "none"
@@ -83,19 +113,27 @@ def _unverified(note: str) -> str:
 
 
 class State:
-    """The last checkpoint the witness accepted, in ``DIR/checkpoint``."""
+    """What the witness keeps in ``DIR``: the last checkpoint it accepted (``checkpoint``), the
+    polls since at which a newer one went unproven (``unproven``) and the checkpoints it did
+    not accept (``evidence/``). A lock on ``DIR/lock`` keeps a second witness out."""
 
     def __init__(self, directory: Path, log_key: Verifier) -> None:
         self.path = directory / STATE_FILE
         self.directory = directory
+        self.origin = log_key.name
         self.note: str | None = None
         self.latest: Checkpoint | None = None
+        self.unproven: list[str] = []
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            self._lock = self._locked()
             if self.path.exists():
                 note = self.path.read_text(encoding="utf-8")
                 self.latest = open_checkpoint(note, log_key)
                 self.note = note
+            unproven = directory / UNPROVEN_FILE
+            if unproven.exists():
+                self.unproven = unproven.read_text(encoding="utf-8").splitlines()
         except OSError as error:
             raise BadInput(f"cannot use the state directory {directory}: {error}") from None
         except (NoteError, UnicodeDecodeError) as error:
@@ -104,16 +142,29 @@ class State:
                 f"{log_key.name!r} ({error}): another log's, or damaged"
             ) from None
 
-    def save(self, note: str, checkpoint: Checkpoint) -> None:
-        """Record ``note`` (the log-signed checkpoint): a new file, synced, renamed over."""
-        draft = self.directory / f".{STATE_FILE}.{secrets.token_hex(4)}.new"
+    def _locked(self) -> IO[str]:
+        """The lock file, held (by this process, until it ends)."""
+        handle = open(self.directory / LOCK_FILE, "a+")  # noqa: SIM115 (held while running)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise BadInput(
+                f"another witness is using the state directory {self.directory} (it holds "
+                f"{self.directory / LOCK_FILE}): one witness per state directory"
+            ) from None
+        return handle
+
+    def _write(self, path: Path, text: str) -> None:
+        """``text`` in ``path``: a new file, synced, renamed over, the directory synced."""
+        draft = path.parent / f".{path.name}.{secrets.token_hex(4)}.new"
         try:
             with open(draft, "w", encoding="utf-8") as file:
-                file.write(note)
+                file.write(text)
                 file.flush()
                 os.fsync(file.fileno())
-            os.replace(draft, self.path)
-            handle = os.open(self.directory, os.O_RDONLY)
+            os.replace(draft, path)
+            handle = os.open(path.parent, os.O_RDONLY)
             try:
                 os.fsync(handle)
             finally:
@@ -121,7 +172,64 @@ class State:
         finally:
             with contextlib.suppress(OSError):
                 draft.unlink()
+
+    def save(self, note: str, checkpoint: Checkpoint) -> None:
+        """Record ``note`` (the log-signed checkpoint) as accepted; the unproven polls are
+        forgotten (the evidence they kept is not)."""
+        self._write(self.path, note)
         self.note, self.latest = note, checkpoint
+        if self.unproven:
+            (self.directory / UNPROVEN_FILE).unlink(missing_ok=True)
+            self.unproven = []
+
+    def evidence(self, checkpoint: Checkpoint) -> Path:
+        """Where a checkpoint the log showed and the witness did not accept is kept."""
+        name = f"{checkpoint.size}-{checkpoint.root.hex()[:16]}.checkpoint"
+        return self.directory / EVIDENCE_DIR / name
+
+    def keep(self, note: str, checkpoint: Checkpoint | None) -> str:
+        """Keep ``note``, a checkpoint the log showed and the witness did not accept, as
+        evidence (once per checkpoint); where it is (or why it could not be kept: an alarm is
+        raised all the same)."""
+        evidence = self.directory / EVIDENCE_DIR
+        if checkpoint is None:  # it did not verify: named by its content
+            path = evidence / f"unverified-{hashlib.sha256(note.encode()).hexdigest()[:16]}.note"
+        else:
+            path = self.evidence(checkpoint)
+        try:
+            evidence.mkdir(exist_ok=True)
+            if not path.exists():
+                self._write(path, note)
+        except OSError as error:
+            return f"not kept ({error})"
+        return str(path)
+
+    def pending(self) -> list[Checkpoint]:
+        """The checkpoints the log showed (signed) at the unproven polls, each once, oldest
+        first: each must be proven consistent with the accepted one before the count resets."""
+        found: dict[tuple[int, bytes], Checkpoint] = {}
+        for line in self.unproven:
+            shown = _UNPROVEN_LINE.match(line)
+            if shown is None:
+                continue  # not written by this version: it still counts
+            with contextlib.suppress(ValueError):
+                root = base64.b64decode(shown["root"], validate=True)
+                checkpoint = Checkpoint(self.origin, int(shown["size"]), root)
+                found.setdefault((checkpoint.size, root), checkpoint)
+        return list(found.values())
+
+    def settled(self) -> None:
+        """Every checkpoint shown at an unproven poll is proven consistent with the accepted
+        one: the count starts again (the evidence stays)."""
+        (self.directory / UNPROVEN_FILE).unlink(missing_ok=True)
+        self.unproven = []
+
+    def count_unproven(self, checkpoint: Checkpoint, refusal: str) -> int:
+        """Record a poll at which ``checkpoint`` went unproven; how many in a row now."""
+        line = f"{int(time.time())} {describe(checkpoint)} {refusal}".replace("\n", " ")
+        self._write(self.directory / UNPROVEN_FILE, "\n".join([*self.unproven, line]) + "\n")
+        self.unproven.append(line)
+        return len(self.unproven)
 
 
 @dataclass
@@ -155,47 +263,129 @@ class Log:
         self.stub.AddCosignature(request, timeout=CALL_TIMEOUT)
 
 
-def _extends(log: Log, old: Checkpoint, new: Checkpoint) -> None:
-    """Nothing when ``new`` extends ``old`` (a proof verified here); ``Alarm`` otherwise."""
+def _refusal(error: grpc.RpcError) -> tuple[str, bool]:
+    """The log's refusal of a proof (its words clipped), and whether an outage or a
+    misconfiguration could explain it (``RETRIED``, ``REFUSALS``): otherwise the log says it
+    cannot prove what it signed."""
+    code = error.code()
+    return f"{code.name}: {str(error.details())[:200]}", code in RETRIED or code in REFUSALS
+
+
+def _extends(
+    log: Log, state: State, old: Checkpoint, note: str, new: Checkpoint, alarm_after: int
+) -> None:
+    """Nothing when ``new`` (``note``, signed by the log) extends ``old``, the accepted
+    checkpoint (a proof verified here); ``Alarm`` or ``Unproven`` otherwise, the note kept as
+    evidence."""
     both = f"last accepted {describe(old)}; the log now serves {describe(new)}"
+
+    def alarm(what: str) -> Alarm:
+        return Alarm(f"{what}: {both}; evidence {state.keep(note, new)}")
+
     if new.size < old.size:
-        raise Alarm(f"the log's tree shrank (a rollback): {both}")
+        raise alarm("the log's tree shrank (a rollback)")
     if new.size == old.size:
         if new.root != old.root:
-            raise Alarm(f"another root at the same tree size (a fork): {both}")
+            raise alarm("another root at the same tree size (a fork)")
         return
     if old.size == 0:
         return  # every tree extends the empty one
     try:
         sizes_old, sizes_new, proof = log.consistency(old.size, new.size)
     except grpc.RpcError as error:
-        code = error.code()
-        if code in RETRIED or code in REFUSALS:
-            raise
-        raise Alarm(
-            f"the log refuses a consistency proof between checkpoints it signed "
-            f"({code.name}: {error.details()}): {both}"
+        refusal, excusable = _refusal(error)
+        if not excusable:
+            raise alarm(
+                f"the log refuses a consistency proof between checkpoints it signed ({refusal})"
+            ) from None
+        # A log that shows a newer checkpoint and will not prove it may be hiding a fork:
+        # given the benefit of the doubt only ``alarm_after`` - 1 times.
+        evidence = state.keep(note, new)
+        count = state.count_unproven(new, refusal)
+        if count >= alarm_after:
+            raise Alarm(
+                f"the log showed a newer checkpoint without proving it extends the accepted "
+                f"one at {count} polls in a row (last: {refusal}): {both}; evidence {evidence}"
+            ) from None
+        raise Unproven(
+            f"the log shows {describe(new)} but does not prove it extends {describe(old)} "
+            f"({refusal}); unproven {count} of {alarm_after} polls before an alarm"
         ) from None
     if (sizes_old, sizes_new) != (old.size, new.size) or not verify_consistency(
         old.size, new.size, old.root, new.root, proof
     ):
-        raise Alarm(
-            f"the new checkpoint does not extend the last one (a rewritten history): {both}"
+        raise alarm("the new checkpoint does not extend the last one (a rewritten history)")
+
+
+def _settle(log: Log, state: State, current: Checkpoint, alarm_after: int) -> None:
+    """Nothing when every checkpoint the log showed at an unproven poll (``State.pending``) is
+    proven consistent with ``current`` (the accepted one, or one proven to extend it): then
+    the count starts again. A log that signed two roots for one size, or two trees one of
+    which does not extend the other, is an ``Alarm``; one that will not prove it counts the
+    poll as unproven (``Unproven``, an ``Alarm`` at ``alarm_after``). So showing a fork when it
+    cannot be checked and an honest tree when it can does not reset the count."""
+    refused: tuple[Checkpoint, str] | None = None
+    for shown in state.pending():
+        if shown == current:
+            continue
+        both = (
+            f"it showed {describe(shown)} before, unproven, and now serves {describe(current)}; "
+            f"last accepted {describe(state.latest)}; evidence {state.evidence(shown)}"
         )
+        if shown.size == current.size:
+            raise Alarm(f"the log signed two roots for one tree size (a fork): {both}")
+        older, newer = sorted((shown, current), key=lambda c: c.size)
+        try:
+            sizes_old, sizes_new, proof = log.consistency(older.size, newer.size)
+        except grpc.RpcError as error:
+            refusal, excusable = _refusal(error)
+            if not excusable:
+                raise Alarm(
+                    "the log refuses a consistency proof between checkpoints it signed "
+                    f"({refusal}): {both}"
+                ) from None
+            refused = refused or (shown, refusal)
+            continue
+        if (sizes_old, sizes_new) != (older.size, newer.size) or not verify_consistency(
+            older.size, newer.size, older.root, newer.root, proof
+        ):
+            raise Alarm(f"two checkpoints the log signed are inconsistent (a fork): {both}")
+    if refused is not None:
+        shown, refusal = refused
+        count = state.count_unproven(shown, refusal)
+        if count >= alarm_after:
+            raise Alarm(
+                f"the log showed a checkpoint without proving it consistent with the accepted "
+                f"one at {count} polls in a row (last: {refusal}): it showed {describe(shown)}, "
+                f"last accepted {describe(state.latest)}, now it serves {describe(current)}; "
+                f"evidence {state.evidence(shown)}"
+            )
+        raise Unproven(
+            f"the log does not prove {describe(shown)}, a checkpoint it showed before, "
+            f"consistent with {describe(current)} ({refusal}); unproven {count} of "
+            f"{alarm_after} polls before an alarm"
+        )
+    if state.unproven:
+        state.settled()
 
 
-def poll(log: Log, log_key: Verifier, witness: Signer, state: State) -> str:
-    """One round: fetch, check, record, cosign, hand back. What happened, or ``Alarm``."""
+def poll(
+    log: Log, log_key: Verifier, witness: Signer, state: State, alarm_after: int = ALARM_AFTER
+) -> str:
+    """One round: fetch, check, record, cosign, hand back. What happened, or ``Alarm`` (or
+    ``Unproven``)."""
     note = log.checkpoint()
     try:
         new = open_checkpoint(note, log_key)
     except NoteError as error:
         raise Alarm(
             f"the log's checkpoint does not verify with its key ({error}): last accepted "
-            f"{describe(state.latest)}; the log now serves {_unverified(note)}"
+            f"{describe(state.latest)}; the log now serves {_unverified(note)}; evidence "
+            f"{state.keep(note, None)}"
         ) from None
     if state.latest is not None:
-        _extends(log, state.latest, new)
+        _extends(log, state, state.latest, note, new, alarm_after)
+        _settle(log, state, new, alarm_after)
     with contextlib.suppress(NoteError):  # a line in our name that does not verify is not ours
         if state.latest == new and cosignatures(note, [witness.verifier]):
             return f"nothing new: {describe(new)} is cosigned"
@@ -213,6 +403,8 @@ def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.
 
     if not 0 < args.interval <= 86400:
         raise BadInput("--interval must be a positive number of seconds, at most a day")
+    if not 1 <= args.alarm_after <= 1000:
+        raise BadInput("--alarm-after must be a number of polls from 1 to 1000")
     try:
         log_key = read_verifier(args.log_public_key, ED25519)
         witness = read_signer(args.key, COSIGNATURE_V1)
@@ -247,7 +439,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         while True:
             try:
-                outcome = poll(log, log_key, witness, state)
+                outcome = poll(log, log_key, witness, state, args.alarm_after)
                 if args.once or outcome.startswith("cosigned"):
                     print(f"thirteen witness: {outcome}", flush=True)
                 if args.once:
@@ -255,6 +447,11 @@ def run(args: argparse.Namespace) -> int:
             except Alarm as alarm:
                 print(f"thirteen witness: ALARM: {alarm}; not cosigned", file=sys.stderr)
                 return EXIT_ALARM
+            except Unproven as unproven:
+                retry = "" if args.once else f"; asking again in {args.interval:g} s"
+                print(f"thirteen witness: {unproven}{retry}", file=sys.stderr, flush=True)
+                if args.once:
+                    return EXIT_FAILED
             except OSError as error:
                 print(f"thirteen witness: cannot record the state: {error}", file=sys.stderr)
                 return EXIT_FAILED

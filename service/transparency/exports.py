@@ -17,8 +17,9 @@ from service.transparency.log import TransparencyLog
 
 Run = Callable[..., Awaitable[Any]]
 EXPORT_WAIT = 10.0
-"""Seconds an export waits for a checkpoint covering its events (one is signed every
-``checkpoint_interval`` while the log grows); then it is UNAVAILABLE, to be retried."""
+"""Seconds an export waits, beyond the ``checkpoint_interval`` (a checkpoint is signed that
+often while the log grows), for a checkpoint covering its events; then it is UNAVAILABLE, to be
+retried."""
 
 
 def located(app: Thirteen, evidence: Evidence) -> list[tuple[str, int, int]]:
@@ -33,13 +34,15 @@ async def logged(
     log: TransparencyLog, app: Thirteen, evidence: Evidence, earlier_size: int, run: Run
 ) -> LogEvidence:
     """The log section of ``evidence``: the latest checkpoint once it covers every event
-    (waiting at most ``EXPORT_WAIT``), each event's inclusion proof in it, and the
-    consistency proof from ``earlier_size`` (a size the caller holds a checkpoint of)."""
+    (waiting at most the checkpoint interval and ``EXPORT_WAIT``), each event's inclusion
+    proof in it, and the consistency proof from ``earlier_size`` (a size the caller holds a
+    checkpoint of)."""
     events: list[tuple[str, int, int]] = await run(located, app, evidence)
     if earlier_size:
         await run(log.tree_size, earlier_size)  # NOT_YET_LOGGED for a size it never signed
     newest = max((position for _, _, position in events), default=0)
-    deadline = time.monotonic() + EXPORT_WAIT
+    waited = log.checkpoint_interval + EXPORT_WAIT
+    deadline = time.monotonic() + waited
     while True:
         checkpoint = await run(log.covering_position, newest)
         if checkpoint is not None:
@@ -47,7 +50,7 @@ async def logged(
         if time.monotonic() >= deadline:
             raise Unavailable(
                 f"the transparency log has not signed a checkpoint covering this round within "
-                f"{EXPORT_WAIT:.0f} s (it signs one every {log.checkpoint_interval:g} s while "
+                f"{waited:.0f} s (it signs one every {log.checkpoint_interval:g} s while "
                 "the log grows): retry the export"
             )
         log.poke()

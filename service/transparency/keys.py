@@ -2,8 +2,9 @@
 
 - The log key (``thirteen serve --log-key FILE``, default ``<data>/log.key``): one private key
   line ``PRIVATE+KEY+<name>+<key id>+<base64>`` (the form of golang.org/x/mod/sumdb/note), Ed25519,
-  readable by its owner only; ``#`` starts a comment. Its name is the log's origin. A missing
-  file is created with a new key (``load_or_create``), as the seed key is.
+  readable by its owner only; ``#`` at a line's start or after a space starts a comment. Its
+  name is the log's origin. A missing file is created with a new key (``load_or_create``), as
+  the seed key is.
 - Public keys: a vkey, ``<name>+<key id>+<base64(type ‖ key)>`` (C2SP signed-note), given as the
   text itself or as a file holding it: the log's (type 0x01) for audits and witnesses, a
   witness's (type 0x04) for ``serve --witness-key``.
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -59,13 +61,19 @@ def _text(path: Path, what: str) -> str:
         raise KeyFileError(f"{what} {path} is not text") from None
 
 
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+"""A comment: ``#`` at a line's start or after a space (a key name may hold ``#``, and a key
+line holds no space)."""
+
+
 def _lines(text: str) -> list[str]:
-    return [w for w in (line.split("#", 1)[0].strip() for line in text.splitlines()) if w]
+    return [w for w in (_COMMENT.sub("", line).strip() for line in text.splitlines()) if w]
 
 
-def read_signer(path: Path, kind: int = ED25519) -> Signer:
-    """The private key in ``path``; warns when others than its owner may read it."""
-    what = "log key file" if kind == ED25519 else "witness key file"
+def read_signer(path: Path, kind: int | None = ED25519) -> Signer:
+    """The private key in ``path`` (of ``kind``; None: either); warns when others than its
+    owner may read it."""
+    what = {ED25519: "log key file", COSIGNATURE_V1: "witness key file", None: "key file"}[kind]
     lines = _lines(_text(path, what))
     if len(lines) != 1:
         raise KeyFileError(f"{what} {path} must hold one private key line, it holds {len(lines)}")
@@ -73,7 +81,7 @@ def read_signer(path: Path, kind: int = ED25519) -> Signer:
         signer = Signer.parse(lines[0])
     except NoteError as error:
         raise KeyFileError(f"{what} {path}: {error}") from None
-    if signer.kind != kind:
+    if kind is not None and signer.kind != kind:
         raise KeyFileError(f"{what} {path} holds a key of type {signer.kind}, not {kind}")
     mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):

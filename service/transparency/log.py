@@ -10,10 +10,20 @@ checkpoints of it, and its proofs.
   advisory lock, as the projector's), and another takes over from the stored tree.
 - **Checkpoints.** While the tree grows, the appender signs a checkpoint at most every
   ``checkpoint_interval`` seconds and stores it before anyone can read it. Before signing it
-  recomputes the last stored checkpoint's root from the stored tree: a tree that no longer
-  extends it is never signed again (``transparency_log_inconsistent`` in the log), so the log
-  never signs two inconsistent checkpoints, across restarts too.
-- **Proofs** read only the subtree hashes they need (``domain.merkle``), never every leaf.
+  checks the last stored checkpoint: signed by this very key when it bears this key's name
+  (``domain.checkpoint.key_conflict``: a restored or rotated key needs a new name), and
+  extended by the tree about to be signed (a consistency proof from the stored tree, verified as
+  a witness verifies one). A tree that does not extend it, or a checkpoint of this name by
+  another key, is never signed over (``transparency_log_inconsistent``,
+  ``log_key_conflict`` in the log), so the log never signs two inconsistent checkpoints, across
+  restarts too.
+- **Health.** ``on_health`` is told when the log stops serving and when it serves again: it
+  refuses to sign (above), the appender failed ``FAILURES_BEFORE_NOT_SERVING`` times in a row
+  (a database error, an integrity error from a tampered tree), or events have waited for the
+  tree or a checkpoint for ``stall_after`` seconds beyond the checkpoint interval without either
+  advancing. Every replica judges the last from the stored tree, not only the appender.
+- **Proofs** read only the subtree hashes they need (``domain.merkle``), never every leaf
+  (``LogReader``, which the audit of a store uses too).
 """
 
 from __future__ import annotations
@@ -21,14 +31,20 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import structlog
 from eventsourcing.persistence import IntegrityError
 from psycopg.conninfo import make_conninfo
 
-from domain.checkpoint import Checkpoint, sign_checkpoint, verify_cosignature
+from domain.checkpoint import (
+    Checkpoint,
+    cosignature_time_problem,
+    key_conflict,
+    sign_checkpoint,
+    verify_cosignature,
+)
 from domain.errors import RuleError
 from domain.merkle import (
     Frontier,
@@ -39,12 +55,14 @@ from domain.merkle import (
     nodes_for,
     range_hash,
     subtrees,
+    verify_consistency,
 )
 from domain.signed_note import NoteError, Signer, Verifier, parse
 from domain.transparency import EventProof, LogEvidence, leaf_data
 from projections.projector import AdvisoryLock, Leadership, Solo
 from service.application import Thirteen
 from service.errors import (
+    CosignatureTimeRefused,
     InvalidCosignature,
     NotFound,
     NotYetLogged,
@@ -60,6 +78,10 @@ CHECKPOINT_INTERVAL = 2.0  # seconds between checkpoints while the log grows (at
 APPEND_INTERVAL = 0.25  # seconds between appends: each is one transaction for what arrived
 BATCH = 2000  # leaves appended per transaction when catching up
 PURPOSE = "transparency_log"  # the advisory lock that elects the appender among replicas
+STALL_AFTER = 30.0
+"""Seconds, beyond the checkpoint interval, that stored events may wait for the tree or a
+checkpoint while neither advances, before the log reports NOT_SERVING."""
+FAILURES_BEFORE_NOT_SERVING = 3  # the appender's failures in a row (as the projector's)
 
 
 @dataclass(frozen=True)
@@ -70,6 +92,7 @@ class LogOptions:
     witnesses: tuple[Verifier, ...] = ()  # whose cosignatures AddCosignature keeps
     checkpoint_interval: float = CHECKPOINT_INTERVAL
     enabled: bool = True  # off only for the benchmark that measures what the log costs
+    stall_after: float = STALL_AFTER
 
     def build(self, app: Thirteen) -> TransparencyLog | None:
         if not self.enabled:
@@ -85,7 +108,11 @@ class LogOptions:
                 reason="no log key given: checkpoints are signed by a key this process forgets",
             )
         return TransparencyLog(
-            app, key, witnesses=self.witnesses, checkpoint_interval=self.checkpoint_interval
+            app,
+            key,
+            witnesses=self.witnesses,
+            checkpoint_interval=self.checkpoint_interval,
+            stall_after=self.stall_after,
         )
 
 
@@ -107,7 +134,107 @@ def _leadership(app: Thirteen) -> Leadership:
     return AdvisoryLock(make_conninfo("", **settings), scope, PURPOSE)
 
 
-class TransparencyLog:
+class LogReader:
+    """The stored tree and checkpoints of ``app``'s log, read: the latest checkpoint, proofs,
+    roots. Shares nothing with the appender but the store."""
+
+    def __init__(self, app: Thirteen) -> None:
+        self.app = app
+        self.store = TreeStore(app)
+
+    def root_at(self, size: int) -> bytes:
+        """The root of the stored tree's first ``size`` leaves."""
+        wanted = subtrees(0, size)
+        return range_hash(0, size, self.store.nodes(wanted).__getitem__)
+
+    def latest(self) -> StoredCheckpoint:
+        found = self.store.latest_checkpoint()
+        if found is None:
+            raise Unavailable("the transparency log has signed no checkpoint yet; retry shortly")
+        return found
+
+    def text(self, checkpoint: StoredCheckpoint) -> str:
+        """The signed checkpoint with the witnesses' cosignatures after the log's signature."""
+        return checkpoint.note + "".join(self.store.cosignatures(checkpoint.size))
+
+    def covering_position(self, position: int) -> StoredCheckpoint | None:
+        """The latest checkpoint, if its tree holds the event at ``position`` (and so every
+        event before it); None until one does."""
+        latest = self.store.latest_checkpoint()
+        if latest is None or self.store.leaf_index(position, latest.size) is None:
+            return None
+        return latest
+
+    def tree_size(self, requested: int) -> int:
+        """``requested`` (0: the latest checkpoint's size), if the log has signed that far."""
+        latest = self.latest().size
+        if requested == 0:
+            return latest
+        if requested > latest:
+            raise NotYetLogged(
+                f"the log has signed checkpoints up to {latest} events, not {requested}: "
+                "ask for a tree it has signed",
+                field="tree_size",
+            )
+        return requested
+
+    def locate(self, positions: Sequence[int], size: int) -> list[Located]:
+        """The leaf of each event position in the tree of ``size`` leaves."""
+        found = []
+        for position in positions:
+            index = self.store.leaf_index(position, size)
+            if index is None:
+                if position <= self.store.position(size - 1):
+                    raise NotFound(f"no event is stored at position {position}", field="position")
+                raise NotYetLogged(
+                    f"the event at position {position} is not in the tree of {size} events "
+                    "yet: ask again once a later checkpoint is signed",
+                    field="position",
+                )
+            found.append(Located(position, index))
+        return found
+
+    def inclusion(self, located: Sequence[Located], size: int) -> list[list[bytes]]:
+        """The inclusion proof of each located leaf in the tree of ``size`` leaves."""
+        ranges = [inclusion_ranges(where.leaf_index, size) for where in located]
+        distinct = {r for each in ranges for r in each}  # neighbours share their upper ranges
+        nodes = self.store.nodes(nodes_for(distinct))
+        hashes = {(s, e): range_hash(s, e, nodes.__getitem__) for s, e in distinct}
+        return [[hashes[r] for r in each] for each in ranges]
+
+    def consistency(self, old: int, new: int) -> list[bytes]:
+        """The consistency proof from the tree of ``old`` leaves to that of ``new``."""
+        if old > new:
+            raise RuleError(f"old_size {old} is larger than new_size {new}", field="old_size")
+        ranges = consistency_ranges(old, new)
+        nodes = self.store.nodes(nodes_for(ranges))
+        return [range_hash(s, e, nodes.__getitem__) for s, e in ranges]
+
+    def evidence(
+        self,
+        events: Sequence[tuple[str, int, int]],
+        checkpoint: StoredCheckpoint,
+        earlier_size: int = 0,
+    ) -> LogEvidence:
+        """An export's log section: each event (stream, version, position) with its inclusion
+        proof in ``checkpoint``'s tree, and the consistency proof from ``earlier_size``."""
+        located = self.locate([position for _, _, position in events], checkpoint.size)
+        proofs = self.inclusion(located, checkpoint.size)
+        consistency: list[bytes] = []
+        if 0 < earlier_size < checkpoint.size:
+            consistency = self.consistency(earlier_size, checkpoint.size)
+        return LogEvidence(
+            self.text(checkpoint),
+            tuple(
+                EventProof(stream, version, where.position, where.leaf_index, tuple(proof))
+                for (stream, version, _), where, proof in zip(events, located, proofs, strict=True)
+            ),
+            earlier_size if 0 < earlier_size <= checkpoint.size else 0,
+            tuple(consistency),
+        )
+
+
+class TransparencyLog(LogReader):
     """The tree over ``app``'s events, its checkpoints signed by ``signer`` (while this process
     leads: on PostgreSQL the others serve what the leader stored); ``witnesses`` may cosign."""
 
@@ -120,23 +247,30 @@ class TransparencyLog:
         checkpoint_interval: float = CHECKPOINT_INTERVAL,
         append_interval: float = APPEND_INTERVAL,
         leadership: Leadership | None = None,
+        stall_after: float = STALL_AFTER,
     ) -> None:
-        self.app = app
-        self.store = TreeStore(app)
+        super().__init__(app)
         self.signer = signer
         self.witnesses = list(witnesses)
         self.checkpoint_interval = checkpoint_interval
         self.append_interval = max(0.01, min(append_interval, checkpoint_interval))
+        self.stall_after = stall_after
         self.leadership = leadership or _leadership(app)
         self.leading = False
         self.failure: str | None = None  # why no checkpoint can be signed, when none can
+        self.on_health: Callable[[bool], None] | None = None  # told when serving changes
         self._single_writer = not app.writer.fastforward
         app.heads.keep_leaves = True  # each commit's leaf hashes, computed as it is encoded
         self._state: TreeState | None = None
         self._frontier: Frontier | None = None
         self._signed: StoredCheckpoint | None = None
         self._signed_at = float("-inf")
-        self._origin_checked = False
+        self._failures = 0  # the appender's failures in a row
+        self._cause = ""  # the last one's
+        self._progress: tuple[int, int] = (-1, -1)  # (tree size, signed size) last seen
+        self._progress_at = time.monotonic()  # when it last advanced, or nothing waited
+        self._waiting = False  # whether stored events wait for the tree or a checkpoint
+        self._serving = True
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="transparency-log", daemon=True)
@@ -167,7 +301,6 @@ class TransparencyLog:
         self._wake.set()
 
     def _run(self) -> None:
-        failures = 0
         while not self._stop.is_set():
             leading = False
             try:
@@ -178,12 +311,15 @@ class TransparencyLog:
                 if leading:
                     self.append_once()
                     self.sign_if_due()
-                failures = 0
-            except Exception as error:  # the database: a cut session, a lost race
-                failures += 1
-                log.warning("transparency_log_retrying", cause=repr(error), attempt=failures)
+                self.observe(time.monotonic())
+                self._failures = 0
+            except Exception as error:  # the database: a cut session, a lost race, tampering
+                self._failures += 1
+                self._cause = repr(error)
+                log.warning("transparency_log_retrying", cause=self._cause, attempt=self._failures)
                 self._reset()
-                self._stop.wait(min(1.0, 0.1 * failures))
+                self._stop.wait(min(1.0, 0.1 * self._failures))
+            self.report(time.monotonic())
             self._wake.wait(self.append_interval if leading else 1.0)
             self._wake.clear()
 
@@ -198,6 +334,52 @@ class TransparencyLog:
             self._frontier = Frontier.at(state.size, hashes.__getitem__)
             self._state = state
         return self._state, self._frontier
+
+    # Health -------------------------------------------------------------------------------
+
+    def observe(self, now: float) -> None:
+        """Note whether the tree and its checkpoints have advanced (and whether events wait
+        for them), from this leader's own state or, on another replica, the stored one."""
+        state = self._state if self.leading and self._state is not None else self.store.state()
+        if self.leading and self._signed is not None:
+            signed = self._signed.size
+        else:
+            latest = self.store.latest_checkpoint()
+            signed = latest.size if latest is not None else 0
+        waiting = state.position < self.app.max_position() or signed < state.size
+        progress = (state.size, signed)
+        if progress != self._progress or not self._waiting:  # advanced, or it starts waiting
+            self._progress, self._progress_at = progress, now
+        self._waiting = waiting
+
+    def problem(self, now: float) -> str | None:
+        """Why the log does not serve now (it signs nothing more, or has stalled); None when
+        it does."""
+        if self.failure is not None:
+            return self.failure
+        if self._failures >= FAILURES_BEFORE_NOT_SERVING:
+            return f"the appender failed {self._failures} times in a row: {self._cause}"
+        waited = now - self._progress_at
+        if self._waiting and waited > self.stall_after + self.checkpoint_interval:
+            return (
+                f"stored events have waited {waited:.0f} s for the tree or a checkpoint, and "
+                f"neither advanced (tree of {self._progress[0]} events, signed "
+                f"{self._progress[1]})"
+            )
+        return None
+
+    def report(self, now: float) -> None:
+        """Tell ``on_health`` when the log stops serving or serves again."""
+        reason = self.problem(now)
+        if (reason is None) == self._serving:
+            return
+        self._serving = reason is None
+        if reason is None:
+            log.info("transparency_log_serving")
+        else:
+            log.error("transparency_log_not_serving", reason=reason)
+        if self.on_health is not None:
+            self.on_health(self._serving)
 
     # Appending ----------------------------------------------------------------------------
 
@@ -244,46 +426,62 @@ class TransparencyLog:
 
     # Checkpoints --------------------------------------------------------------------------
 
-    def root_at(self, size: int) -> bytes:
-        """The root of the stored tree's first ``size`` leaves."""
-        wanted = subtrees(0, size)
-        return range_hash(0, size, self.store.nodes(wanted).__getitem__)
+    def _refuse(self, event: str, failure: str, **details: object) -> None:
+        """Sign nothing more (in this process): ``failure`` says why."""
+        if self.failure is None:
+            log.error(event, reason=f"{failure}; nothing more is signed", **details)
+        self.failure = failure
+
+    def _last_signed(self, now: float) -> StoredCheckpoint | None:
+        """The last stored checkpoint, read again after a start or a reset; the last one of
+        this key's name (the last of all, or one from before a rename) must be this key's
+        (``domain.checkpoint.key_conflict``)."""
+        if self._signed is None:
+            self._signed = self.store.latest_checkpoint()
+            if self._signed is not None and self._signed_at == float("-inf"):
+                self._signed_at = now  # signed before this process: wait an interval from here
+            if self._signed is not None:
+                ours = self._signed
+                if ours.note.split("\n", 1)[0] != self.signer.name:
+                    ours = self.store.latest_of(self.signer.name) or ours
+                conflict = key_conflict(ours.note, self.signer.verifier)
+                if conflict is not None:
+                    self._refuse(
+                        "log_key_conflict",
+                        f"{conflict}: a restored or rotated log key needs a new name",
+                    )
+                elif self._signed.note.split("\n", 1)[0] != self.signer.name:
+                    log.warning(
+                        "log_key_changed",
+                        previous_origin=self._signed.note.split("\n", 1)[0],
+                        origin=self.signer.name,
+                        reason="the log key's name differs from the last checkpoint's origin: "
+                        "witnesses see another log from here on (give every replica the same "
+                        "key)",
+                    )
+        return self._signed
 
     def sign_if_due(self, now: float | None = None) -> StoredCheckpoint | None:
         """Sign a checkpoint of the tree as it is, when it grew and the interval has passed
         since the last one; the new checkpoint, or None."""
         now = time.monotonic() if now is None else now
         state, frontier = self._load()
-        if self._signed is None:
-            self._signed = self.store.latest_checkpoint()
-            if self._signed is not None and self._signed_at == float("-inf"):
-                self._signed_at = now  # signed before this process: wait an interval from here
-        last = self._signed
+        last = self._last_signed(now)
+        if self.failure is not None:
+            return None
         if state.size == 0 or (last is not None and state.size <= last.size):
             return None
         if now - self._signed_at < self.checkpoint_interval:
             return None
-        if last is not None and self.root_at(last.size) != last.root:
-            if self.failure is None:
-                log.error(
-                    "transparency_log_inconsistent",
-                    checkpoint_size=last.size,
-                    reason="the stored tree no longer extends the last signed checkpoint: "
-                    "its nodes were changed; nothing more is signed",
-                )
-            self.failure = f"the stored tree no longer extends the checkpoint of {last.size}"
-            return None
-        if last is not None and not self._origin_checked:
-            self._origin_checked = True
-            if last.note.split("\n", 1)[0] != self.signer.name:
-                log.warning(
-                    "log_key_changed",
-                    previous_origin=last.note.split("\n", 1)[0],
-                    origin=self.signer.name,
-                    reason="the log key's name differs from the last checkpoint's origin: "
-                    "witnesses see another log from here on (give every replica the same key)",
-                )
         checkpoint = Checkpoint(self.signer.name, state.size, frontier.root())
+        if last is not None and not self._extends(last, checkpoint):
+            self._refuse(
+                "transparency_log_inconsistent",
+                f"the stored tree no longer extends the checkpoint of {last.size} events: its "
+                "nodes were changed",
+                checkpoint_size=last.size,
+            )
+            return None
         signed = StoredCheckpoint(
             checkpoint.size, checkpoint.root, sign_checkpoint(checkpoint, self.signer)
         )
@@ -295,97 +493,26 @@ class TransparencyLog:
         self._signed, self._signed_at = signed, now
         return signed
 
-    def latest(self) -> StoredCheckpoint:
-        found = self.store.latest_checkpoint()
-        if found is None:
-            raise Unavailable("the transparency log has signed no checkpoint yet; retry shortly")
-        return found
-
-    def text(self, checkpoint: StoredCheckpoint) -> str:
-        """The signed checkpoint with the witnesses' cosignatures after the log's signature."""
-        return checkpoint.note + "".join(self.store.cosignatures(checkpoint.size))
-
-    def covering_position(self, position: int) -> StoredCheckpoint | None:
-        """The latest checkpoint, if its tree holds the event at ``position`` (and so every
-        event before it); None until one does."""
-        latest = self.store.latest_checkpoint()
-        if latest is None or self.store.leaf_index(position, latest.size) is None:
-            return None
-        return latest
-
-    # Proofs -------------------------------------------------------------------------------
-
-    def tree_size(self, requested: int) -> int:
-        """``requested`` (0: the latest checkpoint's size), if the log has signed that far."""
-        latest = self.latest().size
-        if requested == 0:
-            return latest
-        if requested > latest:
-            raise NotYetLogged(
-                f"the log has signed checkpoints up to {latest} events, not {requested}: "
-                "ask for a tree it has signed",
-                field="tree_size",
-            )
-        return requested
-
-    def locate(self, positions: Sequence[int], size: int) -> list[Located]:
-        """The leaf of each event position in the tree of ``size`` leaves."""
-        found = []
-        for position in positions:
-            index = self.store.leaf_index(position, size)
-            if index is None:
-                if position <= self.store.position(size - 1):
-                    raise NotFound(f"no event is stored at position {position}", field="position")
-                raise NotYetLogged(
-                    f"the event at position {position} is not in the tree of {size} events "
-                    "yet: ask again once a later checkpoint is signed",
-                    field="position",
-                )
-            found.append(Located(position, index))
-        return found
-
-    def inclusion(self, located: Sequence[Located], size: int) -> list[list[bytes]]:
-        """The inclusion proof of each located leaf in the tree of ``size`` leaves."""
-        ranges = [inclusion_ranges(where.leaf_index, size) for where in located]
-        nodes = self.store.nodes(nodes_for(r for each in ranges for r in each))
-        return [[range_hash(s, e, nodes.__getitem__) for s, e in each] for each in ranges]
-
-    def consistency(self, old: int, new: int) -> list[bytes]:
-        """The consistency proof from the tree of ``old`` leaves to that of ``new``."""
-        if old > new:
-            raise RuleError(f"old_size {old} is larger than new_size {new}", field="old_size")
-        ranges = consistency_ranges(old, new)
-        nodes = self.store.nodes(nodes_for(ranges))
-        return [range_hash(s, e, nodes.__getitem__) for s, e in ranges]
-
-    def evidence(
-        self,
-        events: Sequence[tuple[str, int, int]],
-        checkpoint: StoredCheckpoint,
-        earlier_size: int = 0,
-    ) -> LogEvidence:
-        """An export's log section: each event (stream, version, position) with its inclusion
-        proof in ``checkpoint``'s tree, and the consistency proof from ``earlier_size``."""
-        located = self.locate([position for _, _, position in events], checkpoint.size)
-        proofs = self.inclusion(located, checkpoint.size)
-        consistency: list[bytes] = []
-        if 0 < earlier_size < checkpoint.size:
-            consistency = self.consistency(earlier_size, checkpoint.size)
-        return LogEvidence(
-            self.text(checkpoint),
-            tuple(
-                EventProof(stream, version, where.position, where.leaf_index, tuple(proof))
-                for (stream, version, _), where, proof in zip(events, located, proofs, strict=True)
-            ),
-            earlier_size if 0 < earlier_size <= checkpoint.size else 0,
-            tuple(consistency),
-        )
+    def _extends(self, last: StoredCheckpoint, checkpoint: Checkpoint) -> bool:
+        """Whether the tree about to be signed extends the last checkpoint, by a consistency
+        proof from the stored subtrees verified as a witness would: the new root comes from
+        the appender's frontier, which may be folded from other stored subtrees than the last
+        root (a tree of 20 leaves from the 16-leaf subtree 0 and leaves 16–19, one of 32 from
+        the 16-leaf subtrees 0 and 1), so comparing the last root alone misses an edit."""
+        try:
+            proof = self.consistency(last.size, checkpoint.size)
+        except LookupError:  # a stored subtree it needs is missing: the tables were edited
+            return False
+        return verify_consistency(last.size, checkpoint.size, last.root, checkpoint.root, proof)
 
     # Cosignatures -------------------------------------------------------------------------
 
     def add_cosignature(self, cosigned: str) -> StoredCheckpoint:
         """Keep every witness's cosignature in ``cosigned`` (a checkpoint this log signed, as a
-        signed note carrying the witness's line); the checkpoint it is for."""
+        signed note carrying the witness's lines), all or none: each line by a known witness
+        must verify and carry a time near the log's clock
+        (``domain.checkpoint.cosignature_time_problem``); per witness the newest is kept. The
+        checkpoint it is for."""
         try:
             note = parse(cosigned)
             checkpoint = Checkpoint.parse(note.text)
@@ -400,22 +527,27 @@ class TransparencyLog:
                 "root): cosign a checkpoint from GetCheckpoint",
                 field="checkpoint_cosignature",
             )
-        kept = 0
+        now = int(self.app.clock.now().timestamp())
+        kept: list[tuple[str, str, int]] = []
         for signature in note.signatures:
             witness = next((w for w in self.witnesses if signature.by(w)), None)
             if witness is None:
                 continue
             try:
-                verify_cosignature(note.text, signature, witness)
+                stamp = verify_cosignature(note.text, signature, witness)
             except NoteError as error:
                 raise InvalidCosignature(str(error), field="checkpoint_cosignature") from None
-            self.store.add_cosignature(
-                checkpoint.size, f"{witness.name}+{witness.key_id.hex()}", signature.line
-            )
-            kept += 1
+            problem = cosignature_time_problem(stamp, now)
+            if problem is not None:
+                raise CosignatureTimeRefused(
+                    f"the cosignature of {witness.name!r} is refused: {problem}",
+                    field="checkpoint_cosignature",
+                )
+            kept.append((f"{witness.name}+{witness.key_id.hex()}", signature.line, stamp))
         if not kept:
             known = ", ".join(w.vkey for w in self.witnesses) or "none (serve --witness-key)"
             raise UnknownWitness(
                 f"no line of it is a cosignature by a witness key this server knows: {known}"
             )
+        self.store.add_cosignatures(checkpoint.size, kept)
         return stored

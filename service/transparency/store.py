@@ -9,7 +9,9 @@ PostgreSQL schema), through the event store's connections:
 - ``tlog_state``: the tree's size and the position of its last leaf, advanced by
   compare-and-set with the nodes of each append, in one transaction.
 - ``tlog_checkpoints``: every signed checkpoint (size, root, note), and
-  ``tlog_cosignatures``: the witnesses' cosignature lines, per checkpoint and witness key.
+  ``tlog_cosignatures``: the witnesses' cosignature lines, per checkpoint and witness key, the
+  newest (by the time it carries, ``cosigned_at``) kept. Stores from before ``cosigned_at``
+  get the column at start; their lines count as older than any new one.
 
 Nodes, gaps and checkpoints refuse UPDATE and DELETE, as the events do.
 """
@@ -41,7 +43,7 @@ _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS {p}checkpoints (size BIGINT PRIMARY KEY, root {blob} NOT NULL, "
     "note TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {p}cosignatures (size BIGINT NOT NULL, witness TEXT NOT NULL, "
-    "line TEXT NOT NULL, PRIMARY KEY (size, witness))",
+    "line TEXT NOT NULL, cosigned_at BIGINT, PRIMARY KEY (size, witness))",
 ]
 _APPEND_ONLY = ("nodes", "gaps", "checkpoints")
 _SQLITE_GUARD = (
@@ -81,7 +83,8 @@ class TreeStore:
         else:
             self.prefix = "tlog_"
         self._nodes: LRUCache[Node, bytes] = LRUCache(CACHED_NODES)
-        self._gaps: list[tuple[int, int]] = []  # (leaf index, position), both ascending
+        self._gaps: tuple[tuple[int, int], ...] = ()  # (leaf index, position), both ascending
+        self._gaps_cover = 0  # the gaps of the first this many leaves are all in ``_gaps``
         self._gaps_lock = threading.Lock()
 
     def forget(self) -> None:
@@ -109,6 +112,7 @@ class TreeStore:
         with self._transaction(commit=True) as cursor:
             for statement in _SCHEMA:
                 cursor.execute(self._sql(statement))
+            self._add_cosigned_at(cursor)
             for table in _APPEND_ONLY:
                 if self.postgres:
                     name = f"tlog_{table}_append_only"
@@ -122,6 +126,31 @@ class TreeStore:
                 else:
                     for what in ("UPDATE", "DELETE"):
                         cursor.execute(_SQLITE_GUARD.format(p=self.prefix, table=table, what=what))
+
+    def _add_cosigned_at(self, cursor: Any) -> None:
+        """The cosignatures' time column, on a store created before it (issue 12's first
+        version); earlier lines keep NULL, older than any time."""
+        if self.postgres:
+            cursor.execute(
+                self._sql("ALTER TABLE {p}cosignatures ADD COLUMN IF NOT EXISTS cosigned_at BIGINT")
+            )
+            return
+        cursor.execute(self._sql("PRAGMA table_info({p}cosignatures)"))
+        if "cosigned_at" not in {row["name"] for row in cursor.fetchall()}:
+            cursor.execute(self._sql("ALTER TABLE {p}cosignatures ADD COLUMN cosigned_at BIGINT"))
+
+    def exists(self) -> bool:
+        """Whether the store holds the log's tables (a store never served with a log, such as
+        one written before issue 12, holds none)."""
+        if self.postgres:
+            table = self.prefix + "checkpoints"
+            rows = self._rows("SELECT to_regclass(?) IS NOT NULL AS found", (table,))
+        else:
+            rows = self._rows(
+                "SELECT COUNT(*) > 0 AS found FROM sqlite_master WHERE type = 'table' AND name = ?",
+                (self.prefix + "checkpoints",),
+            )
+        return bool(rows[0]["found"])
 
     # The tree ----------------------------------------------------------------------------
 
@@ -216,19 +245,31 @@ class TreeStore:
             self._nodes.put((level, index), hashes[0])
         return found
 
-    def _load_gaps(self) -> list[tuple[int, int]]:
+    def leaves(self, size: int) -> dict[int, bytes]:
+        """The stored hashes of the first ``size`` leaves, by index (one read: the audit of a
+        whole store compares them with the leaves it recomputed)."""
+        rows = self._rows("SELECT idx, hash FROM {p}nodes WHERE level = 0 AND idx < ?", (size,))
+        return {int(r["idx"]): bytes(r["hash"]) for r in rows}
+
+    def _load_gaps(self, size: int) -> tuple[tuple[int, int], ...]:
+        """The gaps, read from the store only when those of the first ``size`` leaves may not
+        all be known yet (an audit asks about one tree size many times)."""
         with self._gaps_lock:
+            if size <= self._gaps_cover:
+                return self._gaps
+            cover = self.state().size  # first: an append stores its gaps with its size
             last = self._gaps[-1][0] if self._gaps else -1
             rows = self._rows(
                 "SELECT idx, position FROM {p}gaps WHERE idx > ? ORDER BY idx", (last,)
             )
-            self._gaps.extend((int(r["idx"]), int(r["position"])) for r in rows)
-            return list(self._gaps)
+            self._gaps += tuple((int(r["idx"]), int(r["position"])) for r in rows)
+            self._gaps_cover = max(self._gaps_cover, cover)
+            return self._gaps
 
     def leaf_index(self, position: int, size: int) -> int | None:
         """The leaf of the event at ``position`` among the first ``size`` leaves; None when
         none holds it (a number the event store skipped, or not yet in the tree)."""
-        gaps = self._load_gaps()
+        gaps = self._load_gaps(size)
         at = bisect.bisect_right(gaps, position, key=lambda gap: gap[1]) - 1
         if at < 0:
             return None
@@ -238,7 +279,7 @@ class TreeStore:
 
     def position(self, index: int) -> int:
         """The event position of leaf ``index``."""
-        gaps = self._load_gaps()
+        gaps = self._load_gaps(index + 1)
         at = bisect.bisect_right(gaps, index, key=lambda gap: gap[0]) - 1
         if at < 0:
             raise LookupError(f"the tree has no leaf {index}")
@@ -248,6 +289,18 @@ class TreeStore:
 
     def latest_checkpoint(self) -> StoredCheckpoint | None:
         rows = self._rows("SELECT size, root, note FROM {p}checkpoints ORDER BY size DESC LIMIT 1")
+        return _checkpoint(rows[0]) if rows else None
+
+    def latest_of(self, origin: str) -> StoredCheckpoint | None:
+        """The largest checkpoint of the log named ``origin`` (its note's first line): the one
+        a key of that name must have signed to sign more (``domain.checkpoint.key_conflict``),
+        even when the log was renamed since."""
+        head = origin + "\n"
+        rows = self._rows(
+            "SELECT size, root, note FROM {p}checkpoints WHERE substr(note, 1, ?) = ? "
+            "ORDER BY size DESC LIMIT 1",
+            (len(head), head),
+        )
         return _checkpoint(rows[0]) if rows else None
 
     def checkpoint(self, size: int) -> StoredCheckpoint | None:
@@ -275,15 +328,19 @@ class TreeStore:
         )
         return [str(r["line"]) for r in rows]
 
-    def add_cosignature(self, size: int, witness: str, line: str) -> None:
-        """Keep a witness's line for a checkpoint (a later one from it replaces it)."""
+    def add_cosignatures(self, size: int, lines: Sequence[tuple[str, str, int]]) -> None:
+        """Keep witnesses' lines (witness, line, its time) for a checkpoint, all in one
+        transaction: per witness the line of the latest time, so an older one never replaces
+        a newer (nor does one of the same time)."""
         with self._transaction(commit=True) as cursor:
-            cursor.execute(
+            cursor.executemany(
                 self._sql(
-                    "INSERT INTO {p}cosignatures (size, witness, line) VALUES (?, ?, ?) "
-                    "ON CONFLICT (size, witness) DO UPDATE SET line = excluded.line"
+                    "INSERT INTO {p}cosignatures (size, witness, line, cosigned_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (size, witness) DO UPDATE SET "
+                    "line = excluded.line, cosigned_at = excluded.cosigned_at "
+                    "WHERE COALESCE({p}cosignatures.cosigned_at, -1) < excluded.cosigned_at"
                 ),
-                (size, witness, line),
+                [(size, witness, line, time) for witness, line, time in lines],
             )
 
 

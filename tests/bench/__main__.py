@@ -4,7 +4,16 @@ figures beside their baselines."""
 import sys
 from collections.abc import Callable, Iterable
 
-from tests.bench import audit, engine, projections, restart, service, transparency, watch
+from tests.bench import (
+    audit,
+    engine,
+    metrics,
+    projections,
+    restart,
+    service,
+    transparency,
+    watch,
+)
 
 SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
     "engine": engine.report,
@@ -14,6 +23,7 @@ SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
     "restart": restart.report,
     "watch": watch.report,
     "transparency": transparency.report,
+    "metrics": metrics.report,
 }
 
 

@@ -35,6 +35,8 @@ from domain.cards import Card, format_cards, parse_cards
 from domain.hands import evaluator5
 from domain.ruleset import STANDARD
 from service._generated.thirteen.v1 import (
+    diagnostics_pb2,
+    diagnostics_pb2_grpc,
     table_pb2,
     table_pb2_grpc,
     wallet_pb2,
@@ -48,6 +50,7 @@ WARMUP_SECONDS = 2.0
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 30.0
 CREDIT = 10_000_000  # a fixed base stake of 1 never runs a wallet below the seat minimum
+ECHO_MESSAGE = "x" * 200  # a typical command's request is 100-400 bytes on the wire
 BUSY = 0.25  # other processes above this share of a core make the figures unreliable
 
 _SERVING = re.compile(r"serving gRPC on \S+:(\d+)")
@@ -170,6 +173,7 @@ class Stubs:
     wallets: wallet_pb2_grpc.WalletServiceStub
     tables: table_pb2_grpc.TableServiceStub
     health: health_pb2_grpc.HealthStub
+    diagnostics: diagnostics_pb2_grpc.DiagnosticsServiceStub
 
     @classmethod
     def on(cls, channel: grpc.Channel) -> Stubs:
@@ -177,6 +181,7 @@ class Stubs:
             wallet_pb2_grpc.WalletServiceStub(channel),
             table_pb2_grpc.TableServiceStub(channel),
             health_pb2_grpc.HealthStub(channel),
+            diagnostics_pb2_grpc.DiagnosticsServiceStub(channel),
         )
 
 
@@ -290,6 +295,14 @@ class Player:
         reveal = table_pb2.RevealRequest(round_id=dealt.round_id)
         tally.timed("Reveal", self.next().tables.Reveal, reveal)
         tally.rounds += 1
+
+    def echo(self, tally: Tally) -> None:
+        """``DiagnosticsService/Echo`` with a message about the size of a command's request and
+        response: the server's whole stack (interceptors, thread pool, logging) and the client's
+        own cost per call, with no command behind it."""
+        request = diagnostics_pb2.EchoRequest(message=ECHO_MESSAGE)
+        answer = tally.timed("Echo", self.next().diagnostics.Echo, request)
+        assert isinstance(answer, diagnostics_pb2.EchoResponse)
 
     def health(self, tally: Tally) -> None:
         answer = tally.timed("Check", self.next().health.Check, health_pb2.HealthCheckRequest())

@@ -42,11 +42,12 @@ import grpc
 from grpc_health.v1 import health_pb2
 
 from domain.cards import DECK
-from tests.bench import access, database
+from tests.bench import access, database, metrics
 from tests.bench.load import (
     BUSY,
     CALL_TIMEOUT,
     CREDIT,
+    ECHO_MESSAGE,
     PLAYERS,
     START_TIMEOUT,
     TABLES,
@@ -86,6 +87,7 @@ CORES = os.cpu_count() or 1
 class Run:
     health: Phase
     rounds: Phase
+    echo: Phase | None = None
 
     @property
     def ratio(self) -> float:
@@ -136,6 +138,21 @@ def _health_line(phase: Phase) -> str:
         f"  health (grpc.health.v1.Health/Check)   calls/s {phase.rate(phase.calls):>7,.0f}   "
         f"p50 {ms(samples, 0.5):6.2f} ms   p99 {ms(samples, 0.99):6.2f} ms   "
         f"over {phase.seconds:.0f} s"
+    )
+
+
+def _echo_lines(phase: Phase, health: Phase) -> str:
+    """The ceiling: calls that cross every interceptor with a command-sized message and do
+    nothing else. Commands cannot beat this rate with this client on this machine."""
+    samples = phase.every
+    rate = phase.rate(phase.calls)
+    return (
+        f"  echo (thirteen.v1.DiagnosticsService/Echo, {len(ECHO_MESSAGE)} bytes each way: our "
+        f"interceptors, no command)   calls/s {rate:>7,.0f}   p50 {ms(samples, 0.5):6.2f} ms   "
+        f"p99 {ms(samples, 0.99):6.2f} ms   ratio to health {rate / health.rate(health.calls):5.1%}"
+        f" (the most any command could reach through this stack and client)   server CPU "
+        f"{phase.server_cpu / phase.calls * 1e6:,.0f} us per call, client CPU "
+        f"{phase.cpu.client / phase.calls * 1e6:,.0f} us per call"
     )
 
 
@@ -198,9 +215,11 @@ def _configuration(
     env: Mapping[str, str],
     helper: Executor,
     application: str | None = None,
+    echo: bool = False,
 ) -> Generator[str, None, Run]:
     """Health checks, then full rounds, through ``count`` servers on one store; on PostgreSQL
-    the sessions named ``application`` are sampled in each phase."""
+    the sessions named ``application`` are sampled in each phase. With ``echo``, also
+    ``DiagnosticsService/Echo`` calls between the two: the ceiling of the command rate."""
     yield title
     servers = _start(count, data, env)
     channels = [grpc.insecure_channel(server.address) for server in servers]
@@ -217,13 +236,18 @@ def _configuration(
         health = run_phase(servers, players, Player.health, HEALTH_SECONDS, helper, sampler)
         yield _health_line(health)
         yield _cpu(health)
+        echoed = None
+        if echo:
+            echoed = run_phase(servers, players, Player.echo, HEALTH_SECONDS, helper, None)
+            yield _echo_lines(echoed, health)
+            yield _cpu(echoed)
         sampler = database.WaitSampler(application) if application else None
         rounds = run_phase(servers, players, Player.round, ROUND_SECONDS, helper, sampler)
         yield from _rounds_lines(rounds)
         yield _cpu(rounds)
         if sampler is not None:
             yield _waits(rounds, sampler)
-        run = Run(health, rounds)
+        run = Run(health, rounds, echoed)
         yield _per_call(run)
         return run
     finally:
@@ -262,9 +286,11 @@ def report() -> Iterator[str]:
             data / "sqlite",
             {"THIRTEEN_STORE": "sqlite"},
             helper,
+            echo=True,
         )
         yield _targets(sqlite, TARGET_RATIO)
         yield access.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
+        yield metrics.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
 
         reason = database.unreachable()
         if reason is not None:

@@ -70,8 +70,12 @@ def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path):
 
 
 def test_the_audit_log_flags_belong_to_an_export(tmp_path):
-    done = thirteen("audit", "--data", str(tmp_path), "--all", "--log-public-key", "x+y+z")
+    """``--log-public-key`` checks a store's checkpoints too (--round, --all); an earlier
+    checkpoint belongs to an export."""
+    done = thirteen("audit", "--data", str(tmp_path), "--all", "--earlier-checkpoint", "x")
     assert done.returncode == 2 and "give --file" in done.stderr
+    not_key = thirteen("audit", "--data", str(tmp_path), "--all", "--log-public-key", "x+y+z")
+    assert not_key.returncode == 2 and "neither a public key" in not_key.stderr
     export = tmp_path / "export.json"
     export.write_text("{}")
     bad_key = thirteen("audit", "--file", str(export), "--log-public-key", "not-a-key")

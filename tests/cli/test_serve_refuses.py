@@ -1,10 +1,12 @@
 """``thirteen serve`` refuses, with one line and exit status 2, setups that would hand out more
 than intended (issue 11): roles on a public address without a policy, a seed key file that is
-not there where the server must not make one. And ``thirteen seed-key init``."""
+not there where the server must not make one. And ``thirteen seed-key init``. A port that is
+taken is exit status 1."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +28,10 @@ def thirteen(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
-def one_line_refusal(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 2, done.stderr
+def one_line_refusal(done: subprocess.CompletedProcess[str], status: int = 2) -> str:
+    """The one line ``done`` said on stderr; it exited with ``status`` (2: bad input; 1: a
+    well-formed address that cannot be listened on)."""
+    assert done.returncode == status, done.stderr
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -77,3 +81,19 @@ def test_seed_key_init_writes_a_private_key_file_once(tmp_path):
     again = thirteen("seed-key", "init", str(path))
     assert "never replaced" in one_line_refusal(again)
     assert read(path).current == ring.current
+
+
+def test_a_grpc_port_that_is_taken_is_one_line_and_status_1(tmp_path):
+    """A well-formed address that cannot be listened on is exit status 1, as for ``--metrics``
+    and ``thirteen console``; 2 is for bad input."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = thirteen("serve", "--address", f"127.0.0.1:{port}", "--data", str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("thirteen serve:")]
+    assert said[-1] == (
+        f"thirteen serve: cannot listen on 127.0.0.1:{port}: the address is taken or not ours"
+    )

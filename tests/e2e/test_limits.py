@@ -420,6 +420,16 @@ def _hostile(server: Any, open_round: str, finished_round: str) -> list[tuple[st
             results_pb2.ListLedgerEntriesRequest(player_id=LONG),
         ),
         (
+            "ListPlayerRounds 100 kB player",
+            r.ListPlayerRounds,
+            results_pb2.ListPlayerRoundsRequest(player_id=LONG),
+        ),
+        (
+            "ListPlayerRounds negative page",
+            r.ListPlayerRounds,
+            results_pb2.ListPlayerRoundsRequest(player_id="A", page_size=-1),
+        ),
+        (
             "GetPlayerStats 100 kB",
             r.GetPlayerStats,
             results_pb2.GetPlayerStatsRequest(player_id=LONG),
@@ -449,6 +459,7 @@ def _hostile(server: Any, open_round: str, finished_round: str) -> list[tuple[st
                 table_pb2.ListRoundsRequest(table_id="t", page_token=bad),
             )
         )
+    for name, bad in _bad_tokens("results:t"):
         cases.append(
             (
                 f"ListRoundResults token {name}",
@@ -462,6 +473,14 @@ def _hostile(server: Any, open_round: str, finished_round: str) -> list[tuple[st
                 f"ListLedgerEntries token {name}",
                 r.ListLedgerEntries,
                 results_pb2.ListLedgerEntriesRequest(player_id="A", page_token=bad),
+            )
+        )
+    for name, bad in _bad_tokens("recall:A"):
+        cases.append(
+            (
+                f"ListPlayerRounds token {name}",
+                r.ListPlayerRounds,
+                results_pb2.ListPlayerRoundsRequest(player_id="A", page_token=bad),
             )
         )
     return cases
@@ -508,6 +527,49 @@ def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(server, subt
     assert echo.message == LONG  # Echo answers whatever it is sent: it is not an error
     credit(server, "Z", 5, "after-the-storm")
     _views_follow(server, "Z", transfer_id="after-the-storm")
+
+
+def test_a_page_token_of_one_listing_is_refused_by_another_of_the_same_table(server):
+    """AIP-158: a token is valid only for the listing that gave it. ListRounds counts rounds
+    and ListRoundResults keys on a round's number; both once took a "t:<table>" token, so one's
+    token paged the other silently from the wrong place."""
+    seated_table(server, "t", {"A": 1000, "B": 1000})
+    for _ in range(3):
+        dealt = deal(server, "t")
+        arrange_well(server, dealt)
+        reveal(server, dealt.round_id)
+    wait_until(
+        lambda: (
+            len(
+                server.results.ListRoundResults(
+                    results_pb2.ListRoundResultsRequest(table_id="t")
+                ).rounds
+            )
+            == 3
+        ),
+        "the three rounds in the results view",
+    )
+    rounds_token = server.tables.ListRounds(
+        table_pb2.ListRoundsRequest(table_id="t", page_size=1)
+    ).next_page_token
+    results_token = server.results.ListRoundResults(
+        results_pb2.ListRoundResultsRequest(table_id="t", page_size=1)
+    ).next_page_token
+    assert rounds_token and results_token
+    assert_refused(
+        server.results.ListRoundResults,
+        results_pb2.ListRoundResultsRequest(table_id="t", page_token=rounds_token),
+        INVALID,
+        "INVALID_ARGUMENT",
+        field="page_token",
+    )
+    assert_refused(
+        server.tables.ListRounds,
+        table_pb2.ListRoundsRequest(table_id="t", page_token=results_token),
+        INVALID,
+        "INVALID_ARGUMENT",
+        field="page_token",
+    )
 
 
 # C. Requests refused before any command runs -----------------------------------------------

@@ -27,7 +27,7 @@ import pytest
 
 from domain.chain import canonical, link
 from domain.ids import round_uuid
-from domain.signed_note import Verifier
+from domain.signed_note import Signer, Verifier
 from service._generated.thirteen.v1 import (
     audit_pb2,
     audit_pb2_grpc,
@@ -482,37 +482,56 @@ WITNESS = Witness("witness.test/w1", bytes(range(32)))
 STRANGER = Witness("witness.test/stranger", bytes(range(1, 33)))
 
 
-def test_a_known_witness_cosignature_is_kept_and_others_are_refused(store, tmp_path):
-    data = tmp_path / "data"
-    key = load_or_create(data / "log.key")[0]
-    witness = Verifier.parse(WITNESS.vkey)
-    server = ServerThread(
-        data,
+def witnessed_server(store: dict[str, str], tmp_path: Path, *witnesses: Witness) -> ServerThread:
+    """A server whose AddCosignature keeps the lines of ``witnesses``."""
+    key = load_or_create(tmp_path / "data" / "log.key")[0]
+    known = tuple(Verifier.parse(w.vkey) for w in witnesses)
+    return ServerThread(
+        tmp_path / "data",
         store,
         ManualClock(),
-        transparency=LogOptions(key, (witness,), checkpoint_interval=0.2),
+        transparency=LogOptions(key, known, checkpoint_interval=0.2),
     )
+
+
+def latest_note(server: ServerThread) -> tuple[Head, str]:
+    """The latest checkpoint, as read and as served (one read, so that both agree)."""
+    key = server.log_key.verifier.vkey
+    signed_head(server, key)
+    note = checkpoint(server)
+    return signed_by(note, key), note
+
+
+def add_cosignature(server: ServerThread, text: str) -> str:
+    request = transparency_pb2.AddCosignatureRequest(checkpoint_cosignature=text)
+    return str(server.transparency.AddCosignature(request).checkpoint)
+
+
+def refused_cosignature(server: ServerThread, text: str) -> Refusal:
+    with pytest.raises(grpc.RpcError) as refused:
+        add_cosignature(server, text)
+    return Refusal.of(refused.value)
+
+
+def test_a_known_witness_cosignature_is_kept_and_others_are_refused(store, tmp_path):
+    server = witnessed_server(store, tmp_path, WITNESS)
     try:
         seated_table(server, "t1", PLAYERS)
-        head = signed_head(server, key.verifier.vkey)
-        note = checkpoint(server)
-        add = server.transparency.AddCosignature
-        cosigned = note + WITNESS.cosign(head.text, 1_700_000_000)
-        answer = add(transparency_pb2.AddCosignatureRequest(checkpoint_cosignature=cosigned))
-        assert answer.checkpoint == cosigned
+        head, note = latest_note(server)
+        now = int(server.clock.now().timestamp())
+        cosigned = note + WITNESS.cosign(head.text, now)
+        assert add_cosignature(server, cosigned) == cosigned
         if read_checkpoint(checkpoint(server)).size == head.size:
             assert checkpoint(server) == cosigned
         # A stranger's key, a forged signature, a checkpoint the log never signed.
         cases = {
-            "UNKNOWN_WITNESS_KEY": note + STRANGER.cosign(head.text, 1_700_000_000),
-            "INVALID_COSIGNATURE": note + WITNESS.cosign(head.text, 1_700_000_001, forge=True),
+            "UNKNOWN_WITNESS_KEY": note + STRANGER.cosign(head.text, now),
+            "INVALID_COSIGNATURE": note + WITNESS.cosign(head.text, now + 1, forge=True),
         }
         other_root = head.text.replace(head.text.split("\n")[2], "A" * 43 + "=")
-        cases["INVALID_COSIGNATURE "] = other_root + "\n" + WITNESS.cosign(other_root, 5)
+        cases["INVALID_COSIGNATURE "] = other_root + "\n" + WITNESS.cosign(other_root, now)
         for reason, text in cases.items():
-            with pytest.raises(grpc.RpcError) as refused:
-                add(transparency_pb2.AddCosignatureRequest(checkpoint_cosignature=text))
-            found = Refusal.of(refused.value)
+            found = refused_cosignature(server, text)
             assert found.reason == reason.strip(), (reason, found)
             code = (
                 grpc.StatusCode.PERMISSION_DENIED
@@ -520,6 +539,64 @@ def test_a_known_witness_cosignature_is_kept_and_others_are_refused(store, tmp_p
                 else (grpc.StatusCode.INVALID_ARGUMENT)
             )
             assert found.code == code
+    finally:
+        server.stop()
+
+
+WITNESS2 = Witness("witness.test/w2", bytes(range(2, 34)))
+
+
+def cosigned_times(server: ServerThread, size: int, witness: Witness) -> list[int]:
+    """The times of ``witness``'s lines on the checkpoint of ``size`` events, as served."""
+    request = transparency_pb2.GetInclusionProofRequest(position=1, tree_size=size)
+    note = server.transparency.GetInclusionProof(request).checkpoint
+    name, hex_id, _ = witness.vkey.split("+", 2)
+    return [
+        int.from_bytes(payload[4:12], "big")
+        for signer, payload in read_checkpoint(note).signatures
+        if signer == name and payload[:4].hex() == hex_id
+    ]
+
+
+def test_cosignatures_keep_the_newest_per_witness_and_a_request_is_kept_whole_or_not_at_all(
+    store, tmp_path
+):
+    server = witnessed_server(store, tmp_path, WITNESS, WITNESS2)
+    try:
+        seated_table(server, "t1", PLAYERS)
+        head, note = latest_note(server)
+        now = int(server.clock.now().timestamp())
+        add_cosignature(server, note + WITNESS.cosign(head.text, now))
+        add_cosignature(server, note + WITNESS.cosign(head.text, now - 60))  # older: ignored
+        assert cosigned_times(server, head.size, WITNESS) == [now]
+        add_cosignature(server, note + WITNESS.cosign(head.text, now + 30))  # newer: replaces
+        assert cosigned_times(server, head.size, WITNESS) == [now + 30]
+
+        # One good line and one forged: refused, and the good one is not kept either.
+        mixed = note + WITNESS2.cosign(head.text, now) + WITNESS.cosign(head.text, now, forge=True)
+        assert refused_cosignature(server, mixed).reason == "INVALID_COSIGNATURE"
+        assert cosigned_times(server, head.size, WITNESS2) == []
+        assert cosigned_times(server, head.size, WITNESS) == [now + 30]
+    finally:
+        server.stop()
+
+
+def test_cosignature_times_far_from_the_log_clock_are_refused(store, tmp_path):
+    """None (0), the largest there is, more than 10 minutes ahead or a day behind."""
+    server = witnessed_server(store, tmp_path, WITNESS)
+    try:
+        seated_table(server, "t1", PLAYERS)
+        head, note = latest_note(server)
+        now = int(server.clock.now().timestamp())
+        for stamp in (0, (1 << 63) - 1, now + 601, now - 86_401):
+            found = refused_cosignature(server, note + WITNESS.cosign(head.text, stamp))
+            assert (found.code, found.reason) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "COSIGNATURE_TIME",
+            ), (stamp, found)
+        assert cosigned_times(server, head.size, WITNESS) == []  # nothing kept
+        add_cosignature(server, note + WITNESS.cosign(head.text, now + 600))  # a clock ahead
+        assert cosigned_times(server, head.size, WITNESS) == [now + 600]
     finally:
         server.stop()
 
@@ -554,3 +631,217 @@ def test_replicas_share_one_tree_one_signs_at_a_time_and_another_takes_over(tmp_
         finally:
             for server in servers:
                 server.stop()
+
+
+# Health: a log that signs nothing more, or cannot append, is NOT_SERVING; play goes on -------
+
+LOG_SERVICE = "thirteen.v1.TransparencyService"
+
+
+def health(server: ServerThread, name: str) -> int:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    request = health_pb2.HealthCheckRequest(service=name)
+    return int(health_pb2_grpc.HealthStub(server.channel).Check(request).status)
+
+
+def serving(server: ServerThread, name: str) -> bool:
+    from grpc_health.v1 import health_pb2
+
+    return health(server, name) == health_pb2.HealthCheckResponse.SERVING
+
+
+def tree_size(store: dict[str, str], data: Path) -> int:
+    if store["THIRTEEN_STORE"] == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(data / "thirteen.sqlite") as db:
+            ((size,),) = db.execute("SELECT value FROM tlog_state WHERE name = 'size'")
+            return int(size)
+    with psycopg.connect(autocommit=True, **PG) as db:
+        table = f'"{store["POSTGRES_SCHEMA"]}".tlog_state'
+        ((size,),) = db.execute(f"SELECT value FROM {table} WHERE name = 'size'").fetchall()
+        return int(size)
+
+
+def plant_leaf(store: dict[str, str], data: Path, index: int, *, remove: bool = False) -> None:
+    """Put a leaf where the next one will go (so that appending it breaks the table's key), or
+    take it away again."""
+    if store["THIRTEEN_STORE"] == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(data / "thirteen.sqlite") as db:
+            if remove:
+                db.execute("DROP TRIGGER IF EXISTS tlog_nodes_no_DELETE")
+                db.execute("DELETE FROM tlog_nodes WHERE level = 0 AND idx = ?", (index,))
+            else:
+                db.execute("INSERT INTO tlog_nodes VALUES (0, ?, ?)", (index, bytes(32)))
+        return
+    table = f'"{store["POSTGRES_SCHEMA"]}".tlog_nodes'
+    with psycopg.connect(autocommit=True, **PG) as db:
+        if remove:
+            db.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+            db.execute(f"DELETE FROM {table} WHERE level = 0 AND idx = %s", (index,))
+        else:
+            db.execute(f"INSERT INTO {table} VALUES (0, %s, %s)", (index, bytes(32)))
+
+
+def test_a_tree_changed_under_its_checkpoint_turns_the_log_not_serving_and_play_goes_on(
+    start_server, store, tmp_path
+):
+    from tests.integration.test_transparency_log import tamper_node
+
+    first = start_server()
+    key = vkey(first)
+    seated_table(first, "t1", PLAYERS)
+    play_round(first, "t1")
+    before = signed_head(first, key)
+    first.stop()
+    tamper_node(store, tmp_path / "data")
+    second = start_server()
+    assert serving(second, LOG_SERVICE)  # until it tries to sign over the changed tree
+    play_round(second, "t1")
+    wait_until(lambda: not serving(second, LOG_SERVICE), "the log to report NOT_SERVING")
+    assert serving(second, "")  # the service as a whole still serves: play goes on
+    play_round(second, "t1")
+    assert signed_by(checkpoint(second), key).size == before.size  # nothing signed over it
+    assert second.running.transparency.failure is not None
+
+
+def test_an_appender_that_keeps_failing_is_not_serving_until_it_appends_again(
+    start_server, store, tmp_path
+):
+    first = start_server()
+    key = vkey(first)
+    seated_table(first, "t1", PLAYERS)
+    play_round(first, "t1")
+    signed_head(first, key)
+    first.stop()
+    size = tree_size(store, tmp_path / "data")
+    plant_leaf(store, tmp_path / "data", size)  # the next append breaks the nodes' key
+    second = start_server()
+    play_round(second, "t1")
+    wait_until(lambda: not serving(second, LOG_SERVICE), "the log to report NOT_SERVING")
+    assert serving(second, "")
+    plant_leaf(store, tmp_path / "data", size, remove=True)
+    wait_until(lambda: serving(second, LOG_SERVICE), "the log to serve again", 30)
+    after = signed_head(second, key, size + 1)
+    assert after.size == second.app.max_position()  # it caught up with every event
+
+
+# The log key: a key swapped under the same name signs nothing --------------------------------
+
+
+def test_a_log_key_swapped_under_the_same_name_signs_nothing_over_the_old_checkpoints(
+    start_server, store, tmp_path
+):
+    from service.transparency.keys import write_signer
+
+    first = start_server()
+    old = first.log_key
+    seated_table(first, "t1", PLAYERS)
+    play_round(first, "t1")
+    before = signed_head(first, old.verifier.vkey)
+    first.stop()
+    path = tmp_path / "data" / "log.key"
+    path.unlink()
+    write_signer(path, Signer.from_seed(old.name, bytes(range(32))))  # same name, new key
+    second = start_server()
+    assert second.log_key.name == old.name and second.log_key != old
+    play_round(second, "t1")
+    wait_until(lambda: not serving(second, LOG_SERVICE), "the log to report NOT_SERVING")
+    assert "another key of that name" in str(second.running.transparency.failure)
+    assert signed_by(checkpoint(second), old.verifier.vkey).size == before.size
+
+
+# The audit of a round from the store checks the log -------------------------------------------
+
+
+def audit_store(store: dict[str, str], data: Path, *args: str) -> Audit:
+    done = subprocess.run(
+        [str(SCRIPT), "audit", "--data", str(data), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **store},
+    )
+    return Audit(done.returncode, done.stdout, done.stderr)
+
+
+def log_findings(answer: Any) -> list[Any]:
+    return [f for f in answer.findings if f.rule == "LOG"]
+
+
+def test_audit_round_proves_each_event_in_the_log_and_names_one_changed_after(
+    start_server, store, tmp_path
+):
+    """The chain links recomputed by the forger and the rules all pass; the log does not."""
+    first = start_server()
+    seated_table(first, "t1", PLAYERS)
+    round_id = play_round(first, "t1")
+    export(first, round_id)  # waits for a checkpoint covering the round
+    answer = first.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=round_id))
+    assert answer.ok, [f for f in answer.findings if not f.ok]
+    found = [f.message for f in log_findings(answer)]
+    assert any("is signed by the log key" in m for m in found), found
+    assert any("recomputed from the store, verifies" in m for m in found), found
+    first.stop()
+    data = tmp_path / "data"
+    offline = audit_store(store, data, "--round", round_id, "--log-public-key", vkey(first))
+    assert offline.status == 0 and all(f["ok"] for f in offline.log_findings()), offline.stdout
+
+    rewrite_round(store, data, round_id)
+    second = start_server()
+    answer = second.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=round_id))
+    failed = [f for f in answer.findings if not f.ok]
+    assert not answer.ok and {f.rule for f in failed} == {"LOG"}, failed
+    assert len(failed) == 1, failed  # the links are not in the leaves: only the deal changed
+    assert "Round.Dealt event, version 1" in failed[0].event
+    assert "not what the signed log holds" in failed[0].message
+    second.stop()
+    for args in (["--round", round_id], ["--all"]):
+        caught = audit_store(store, data, *args)
+        assert caught.status == 1, caught.stdout + caught.stderr
+        assert caught.others_pass(), caught.stdout
+        failed_offline = [f for f in caught.log_findings() if not f["ok"]]
+        assert len(failed_offline) == 1 and "Round.Dealt" in failed_offline[0]["event"]
+
+
+def test_audit_all_checks_the_stored_tree_against_the_latest_checkpoint(
+    start_server, store, tmp_path
+):
+    from tests.integration.test_transparency_log import tamper_node
+
+    server = start_server()
+    seated_table(server, "t1", PLAYERS)
+    export(server, play_round(server, "t1"))  # a checkpoint covers it
+    key = vkey(server)
+    server.stop()
+    data = tmp_path / "data"
+    clean = audit_store(store, data, "--all", "--log-public-key", key)
+    assert clean.status == 0, clean.stdout + clean.stderr
+    tamper_node(store, data)
+    caught = audit_store(store, data, "--all", "--log-public-key", key)
+    assert caught.status == 1, caught.stdout
+    (tree,) = [r for r in caught.report["rounds"] if r["round_id"] == "(transparency log)"]
+    assert any(
+        not f["ok"] and "not the latest checkpoint's" in f["message"] for f in tree["findings"]
+    ), tree
+
+
+def test_events_not_yet_in_a_checkpoint_are_a_note_not_a_failure(store, tmp_path):
+    data = tmp_path / "data"
+    key = load_or_create(data / "log.key")[0]
+    server = ServerThread(
+        data, store, ManualClock(), transparency=LogOptions(key, checkpoint_interval=3600)
+    )
+    try:
+        seated_table(server, "t1", PLAYERS)
+        first = signed_head(server, key.verifier.vkey)  # the first comes at once, the next in 1 h
+        round_id = play_round(server, "t1")
+        answer = server.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=round_id))
+        assert answer.ok, [f for f in answer.findings if not f.ok]
+        notes = [f.message for f in log_findings(answer) if "not checked yet" in f.message]
+        assert len(notes) == 1 and f"latest checkpoint ({first.size} events)" in notes[0], notes
+    finally:
+        server.stop()

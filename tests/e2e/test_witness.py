@@ -5,7 +5,9 @@ checkpoints. Cosignatures are checked with the tests' own Ed25519 code, not the 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -43,6 +45,10 @@ from tests.support.tlog import Head, read_checkpoint
 SQLITE = {"THIRTEEN_STORE": "sqlite"}
 
 
+def sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
 # Processes -----------------------------------------------------------------------------------
 
 
@@ -57,7 +63,8 @@ def keys(directory: Path, *extra: str) -> str:
 
 
 class Serve:
-    """``thirteen serve`` with a log key and a witness's public key, in a process of its own."""
+    """``thirteen serve`` with a log key and a witness's public key, in a process of its own, on
+    the store ``environ`` selects."""
 
     def __init__(
         self,
@@ -66,6 +73,7 @@ class Serve:
         witness_pub: Path,
         *extra: str,
         credentials: grpc.ChannelCredentials | None = None,
+        environ: dict[str, str] | None = None,
     ) -> None:
         ensure_seed_key(data / "seed.key")
         self.process = subprocess.Popen(
@@ -75,7 +83,7 @@ class Serve:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, **SQLITE},
+            env={**os.environ, **(environ or SQLITE)},
         )
         self.lines: list[str] = []
         port: list[int] = []
@@ -126,10 +134,12 @@ def witness(address: str, log_pub: str, key: Path, state: Path, *extra: str) -> 
     return Done(done.returncode, done.stdout, done.stderr)
 
 
-def background_witness(address: str, log_pub: str, key: Path, state: Path) -> subprocess.Popen[str]:
+def background_witness(
+    address: str, log_pub: str, key: Path, state: Path, *extra: str
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [str(SCRIPT), "witness", "--log", address, "--log-public-key", log_pub]  # noqa: RUF005
-        + ["--key", str(key), "--state", str(state), "--interval", "0.2"],
+        + ["--key", str(key), "--state", str(state), "--interval", "0.2", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,6 +178,7 @@ class Setup:
     tmp: Path
     log_pub: str
     witness_pub: str
+    environ: dict[str, str] = field(default_factory=lambda: dict(SQLITE))
 
     @property
     def data(self) -> Path:
@@ -183,7 +194,14 @@ class Setup:
 
     def serve(self, *extra: str, credentials: grpc.ChannelCredentials | None = None) -> Serve:
         log_key, witness_pub = self.tmp / "log" / "log.key", self.tmp / "w" / "witness.pub"
-        return Serve(self.data, log_key, witness_pub, *extra, credentials=credentials)
+        return Serve(
+            self.data,
+            log_key,
+            witness_pub,
+            *extra,
+            credentials=credentials,
+            environ=self.environ,
+        )
 
     def witness(self, server: Any, *extra: str) -> Done:
         return witness(server.address, self.log_pub, self.key, self.state, *extra)
@@ -197,6 +215,13 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
     log_pub = keys(tmp_path / "log", "--name", "thirteen.test/log")
     witness_pub = keys(tmp_path / "w", "--witness", "--name", "witness.test/w1")
     yield Setup(tmp_path, log_pub, witness_pub)
+
+
+@pytest.fixture
+def on_store(setup: Setup, store: dict[str, str]) -> Setup:
+    """``setup`` with ``thirteen serve`` on SQLite, then on PostgreSQL."""
+    setup.environ = store
+    return setup
 
 
 def settled_head(server: Serve, key: str, at_least: int) -> Head:
@@ -213,7 +238,8 @@ def settled_head(server: Serve, key: str, at_least: int) -> Head:
 # Against the real server ---------------------------------------------------------------------
 
 
-def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(setup):
+def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(on_store):
+    setup = on_store
     server = setup.serve()
     watcher = None
     try:
@@ -253,12 +279,13 @@ def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(setup)
         server.stop()
 
 
-def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(setup):
+def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(on_store):
     """Someone with write access and the log key rewrites a round (every chain link computed
     again) and has the log rebuilt and signed from the rewritten store: every proof the log
     gives now holds in its own tree, but not from the checkpoint the witness accepted."""
     from tests.e2e.test_transparency import rewrite_round
 
+    setup = on_store
     server = setup.serve()
     try:
         seated_table(server, "t1", PLAYERS)
@@ -268,8 +295,8 @@ def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(setup
         assert first.status == 0 and "cosigned" in first.stdout, first.stderr
     finally:
         server.stop()
-    rewrite_round(SQLITE, setup.data, round_id)
-    drop_tree(SQLITE, setup.data)
+    rewrite_round(setup.environ, setup.data, round_id)
+    drop_tree(setup.environ, setup.data)
     server = setup.serve()
     try:
         play_round(server, "t1")
@@ -281,6 +308,8 @@ def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(setup
         assert "does not extend the last one" in alarm[0], alarm
         assert f"size {before.size} root {b64(before.root)}" in alarm[0], alarm
         assert f"size {after.size} root {b64(after.root)}" in alarm[0], alarm
+        kept = evidence(refused)
+        assert read_checkpoint(kept.read_text()).root == after.root  # what the log showed
         assert cosigned_at(checkpoint(server), setup.witness_pub) is None  # not cosigned
         assert setup.accepted().root == before.root  # its state still holds the old history
         assert setup.witness(server).status == 3  # and it alarms again on the next run
@@ -327,18 +356,61 @@ def test_over_mutual_tls_the_witness_role_cosigns_and_another_role_is_refused(se
 # Against a fake log serving what a dishonest operator might --------------------------------
 
 
+def mth(leaves: list[bytes]) -> bytes:
+    """RFC 6962's Merkle tree hash of these leaf hashes (the tests' own, from the RFC)."""
+    if len(leaves) == 1:
+        return leaves[0]
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    return sha256(b"\x01" + mth(leaves[:k]) + mth(leaves[k:]))
+
+
+def subproof(m: int, leaves: list[bytes], whole: bool) -> list[bytes]:
+    """RFC 6962 2.1.2's SUBPROOF(m, D[n], b)."""
+    n = len(leaves)
+    if m == n:
+        return [] if whole else [mth(leaves)]
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    if m <= k:
+        return [*subproof(m, leaves[:k], whole), mth(leaves[k:])]
+    return [*subproof(m - k, leaves[k:], False), mth(leaves[:k])]
+
+
 @dataclass
 class FakeLog(transparency_pb2_grpc.TransparencyServiceServicer):
+    """A log that serves whatever the test sets: a note, a proof, or a refusal of the proof."""
+
     note: str = ""
-    proof: list[bytes] = field(default_factory=list)
+    proof: list[bytes] | None = field(default_factory=list)  # None: the proof of ``leaves``
+    refuse: grpc.StatusCode | None = None
+    refuse_sizes: set[int] = field(default_factory=set)  # refuse only proofs touching these
     handed_back: list[str] = field(default_factory=list)
+    signer: Signer = field(default_factory=lambda: Signer.from_seed("fake.test/log", bytes(32)))
+    leaves: list[bytes] = field(
+        default_factory=lambda: [sha256(b"\x00" + bytes([n])) for n in range(20)]
+    )
+
+    def show(self, size: int, root: bytes | None = None) -> str:
+        """Serve the checkpoint of ``size`` (of the fake's honest tree unless ``root``)."""
+        root = root if root is not None else mth(self.leaves[:size])
+        self.note = sign_checkpoint(Checkpoint(self.signer.name, size, root), self.signer)
+        return f"size {size} root {b64(root)}"
 
     def GetCheckpoint(self, request: Any, context: Any) -> Any:
         return transparency_pb2.GetCheckpointResponse(checkpoint=self.note)
 
     def GetConsistencyProof(self, request: Any, context: Any) -> Any:
+        touched = {request.old_size, request.new_size}
+        if self.refuse is not None and (not self.refuse_sizes or touched & self.refuse_sizes):
+            context.abort(self.refuse, "not now")
+        proof = self.proof
+        if proof is None:
+            proof = subproof(request.old_size, self.leaves[: request.new_size], True)
         return transparency_pb2.GetConsistencyProofResponse(
-            old_size=request.old_size, new_size=request.new_size, hashes=self.proof
+            old_size=request.old_size, new_size=request.new_size, hashes=proof
         )
 
     def AddCosignature(self, request: Any, context: Any) -> Any:
@@ -357,14 +429,20 @@ def fake_log() -> Iterator[tuple[FakeLog, str]]:
     server.stop(None)
 
 
+def evidence(done: Done) -> Path:
+    """The evidence file an ALARM line names."""
+    (alarm,) = [line for line in done.stderr.splitlines() if "ALARM" in line]
+    found = re.search(r"; evidence (\S+);", alarm)
+    assert found, alarm
+    return Path(found.group(1))
+
+
 def test_forged_rolled_back_forked_and_unproven_checkpoints_are_refused(fake_log, setup):
     log, address = fake_log
-    signer = Signer.from_seed("fake.test/log", bytes(range(32)))
-    vkey = signer.verifier.vkey
+    vkey = log.signer.verifier.vkey
 
     def serve(size: int, root: bytes) -> str:
-        log.note = sign_checkpoint(Checkpoint("fake.test/log", size, root), signer)
-        return f"size {size} root {b64(root)}"
+        return log.show(size, root)
 
     def run() -> Done:
         return witness(address, vkey, setup.key, setup.state)
@@ -381,6 +459,7 @@ def test_forged_rolled_back_forked_and_unproven_checkpoints_are_refused(fake_log
     assert "ALARM" in forged.stderr and "does not verify" in forged.stderr
     assert f"last accepted none; the log now serves {five} (unverified)" in forged.stderr
     assert not log.handed_back and not (setup.state / "checkpoint").exists()
+    assert evidence(forged).read_text() == log.note  # kept as shown
 
     # The genuine checkpoint: accepted, kept and cosigned.
     serve(5, bytes([5]) * 32)
@@ -388,20 +467,24 @@ def test_forged_rolled_back_forked_and_unproven_checkpoints_are_refused(fake_log
     assert accepted.status == 0 and f"cosigned {five}" in accepted.stdout, accepted.stderr
     assert len(log.handed_back) == 1 and cosigned_at(log.handed_back[0], setup.witness_pub)
 
-    # A smaller tree, another root at the same size, a longer tree without a valid proof.
+    # A smaller tree, another root at the same size, a longer tree without a valid proof (a
+    # wrong one, none at all, hashes of the wrong length): each an alarm at the first poll.
     cases = {
-        "shrank": (3, bytes([3]) * 32),
-        "another root at the same tree size": (5, bytes([6]) * 32),
-        "does not extend the last one": (7, bytes([7]) * 32),
+        "shrank": (3, bytes([3]) * 32, []),
+        "another root at the same tree size": (5, bytes([6]) * 32, []),
+        "does not extend the last one": (7, bytes([7]) * 32, [bytes(32)] * 3),
+        "does not extend the last one ": (8, bytes([8]) * 32, []),
+        "does not extend the last one  ": (9, bytes([9]) * 32, [b"short"] * 3),
     }
-    log.proof = [bytes(32)] * 3
-    for words, (size, root) in cases.items():
+    for words, (size, root, proof) in cases.items():
+        log.proof = proof
         shown = serve(size, root)
         refused = run()
         assert refused.status == 3, (words, refused.stderr)
         alarm = refused.stderr.strip().splitlines()[-1]
-        assert "ALARM" in alarm and words in alarm, alarm
+        assert "ALARM" in alarm and words.strip() in alarm, alarm
         assert f"last accepted {five}; the log now serves {shown}" in alarm, alarm
+        assert evidence(refused).read_text() == log.note
     assert len(log.handed_back) == 1  # nothing more was cosigned
     assert read_checkpoint((setup.state / "checkpoint").read_text()).size == 5
 
@@ -428,3 +511,185 @@ def test_an_unreachable_log_is_retried_and_bad_arguments_are_one_line(setup, tmp
     (setup.state / "checkpoint").write_text(note, encoding="utf-8")  # another log's state
     foreign = witness(dead, setup.log_pub, setup.key, setup.state)
     assert foreign.status == 2 and "not a checkpoint signed by the log key" in foreign.stderr
+
+
+# A log that shows a newer checkpoint and will not prove it -----------------------------------
+
+REFUSALS = [
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+]
+
+
+@pytest.mark.parametrize("refusal", REFUSALS, ids=[r.name for r in REFUSALS])
+def test_a_newer_checkpoint_left_unproven_three_polls_in_a_row_is_an_alarm(
+    fake_log, setup, refusal
+):
+    log, address = fake_log
+
+    def run(*extra: str) -> Done:
+        return witness(address, log.signer.verifier.vkey, setup.key, setup.state, *extra)
+
+    five = log.show(5)
+    assert run().status == 0  # accepted and cosigned
+    eight = log.show(8)
+    log.refuse = refusal
+    for count in (1, 2):
+        unproven = run()
+        assert unproven.status == 1, unproven.stderr
+        assert f"the log shows {eight} but does not prove it extends {five}" in unproven.stderr
+        assert f"({refusal.name}: not now); unproven {count} of 3 polls" in unproven.stderr
+        assert "ALARM" not in unproven.stderr
+    alarmed = run()
+    assert alarmed.status == 3, alarmed.stderr
+    (alarm,) = [line for line in alarmed.stderr.splitlines() if "ALARM" in line]
+    assert "without proving it extends the accepted one at 3 polls in a row" in alarm, alarm
+    assert f"last accepted {five}; the log now serves {eight}" in alarm, alarm
+    assert evidence(alarmed).read_text() == log.note  # the signed note it was shown
+    assert len(log.handed_back) == 1  # the newer checkpoint was never cosigned
+    assert setup.accepted().size == 5
+    assert run().status == 3  # and again on every later poll
+
+
+def test_a_proven_checkpoint_resets_the_count_and_alarm_after_is_an_option(fake_log, setup):
+    log, address = fake_log
+
+    def run(*extra: str) -> Done:
+        return witness(address, log.signer.verifier.vkey, setup.key, setup.state, *extra)
+
+    log.show(5)
+    assert run().status == 0
+    log.show(8)
+    log.refuse = grpc.StatusCode.UNAVAILABLE
+    assert [run().status, run().status] == [1, 1]
+    log.refuse, log.proof = None, None  # now the log proves it: accepted, the count forgotten
+    proven = run()
+    assert proven.status == 0 and "cosigned size 8" in proven.stdout, proven.stderr
+    assert not (setup.state / "unproven").exists()
+    log.show(11)
+    log.refuse = grpc.StatusCode.UNAVAILABLE
+    again = run()
+    assert again.status == 1 and "unproven 1 of 3" in again.stderr, again.stderr
+    at_once = run("--alarm-after", "1")
+    assert at_once.status == 3 and "at 2 polls in a row" in at_once.stderr, at_once.stderr
+    for bad in ("0", "1001", "x"):
+        refused = run("--alarm-after", bad)
+        assert refused.status == 2 and len(refused.stderr.strip().splitlines()) == 1, bad
+
+
+def test_a_running_witness_alarms_by_itself_when_the_proof_keeps_being_refused(fake_log, setup):
+    log, address = fake_log
+    log.show(5)
+    assert witness(address, log.signer.verifier.vkey, setup.key, setup.state).status == 0
+    log.show(8)
+    log.refuse = grpc.StatusCode.PERMISSION_DENIED
+    watcher = background_witness(address, log.signer.verifier.vkey, setup.key, setup.state)
+    _, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 3, err
+    assert err.count("asking again in 0.2 s") == 2 and "at 3 polls in a row" in err, err
+
+
+def test_a_second_witness_on_the_same_state_is_refused(fake_log, setup):
+    log, address = fake_log
+    log.show(5)
+    watcher = background_witness(address, log.signer.verifier.vkey, setup.key, setup.state)
+    try:
+        assert watcher.stderr is not None
+        assert "watching" in watcher.stderr.readline()  # it holds the state's lock now
+        second = witness(address, log.signer.verifier.vkey, setup.key, setup.state)
+        assert second.status == 2, second.stderr
+        (line,) = second.stderr.strip().splitlines()
+        assert f"another witness is using the state directory {setup.state}" in line
+    finally:
+        watcher.kill()
+        watcher.wait()
+    assert witness(address, log.signer.verifier.vkey, setup.key, setup.state).status == 0
+
+
+# A log that shows a fork now and then, between checkpoints it proves -------------------------
+
+
+def fork_of(size: int) -> bytes:
+    """A root the fake log signs for ``size`` that its honest tree does not have."""
+    return sha256(b"fork" + bytes([size]))
+
+
+def against(log: FakeLog, address: str, setup: Setup) -> Done:
+    """``thirteen witness --once`` against the fake log."""
+    return witness(address, log.signer.verifier.vkey, setup.key, setup.state)
+
+
+def fork_shown_unproven(log: FakeLog, address: str, setup: Setup, size: int) -> str:
+    """The witness accepts the fake's honest checkpoint of 5, then is shown a fork of ``size``
+    whose proof the log refuses as if out of reach (counted once); the fork, described."""
+    log.show(5)
+    assert against(log, address, setup).status == 0
+    forked = log.show(size, fork_of(size))
+    log.refuse = grpc.StatusCode.UNAVAILABLE
+    assert against(log, address, setup).status == 1
+    return forked
+
+
+def test_a_fork_shown_unproven_then_an_honest_checkpoint_of_its_size_is_an_alarm(fake_log, setup):
+    """The log signed two roots for one size: showing the fork when it cannot be proven and the
+    honest tree when it can must not dodge the alarm."""
+    log, address = fake_log
+    forked = fork_shown_unproven(log, address, setup, 8)
+    log.refuse, log.proof = None, None
+    honest = log.show(8)
+    caught = against(log, address, setup)
+    assert caught.status == 3, (caught.stdout, caught.stderr)
+    (alarm,) = [line for line in caught.stderr.splitlines() if "ALARM" in line]
+    assert "two roots for one tree size" in alarm and forked in alarm and honest in alarm, alarm
+    assert f"last accepted size 5 root {b64(mth(log.leaves[:5]))}" in alarm, alarm
+    assert len(log.handed_back) == 1 and setup.accepted().size == 5  # neither was cosigned
+    again = against(log, address, setup)  # the next run: the fork is still unexplained
+    assert again.status == 3, again.stderr
+
+
+def test_a_fork_shown_unproven_is_checked_against_the_next_proven_checkpoint(fake_log, setup):
+    log, address = fake_log
+    forked = fork_shown_unproven(log, address, setup, 9)
+    log.refuse, log.proof = None, None  # the honest proofs from here on
+    twelve = log.show(12)
+    caught = against(log, address, setup)
+    assert caught.status == 3, (caught.stdout, caught.stderr)
+    (alarm,) = [line for line in caught.stderr.splitlines() if "ALARM" in line]
+    assert "two checkpoints the log signed are inconsistent" in alarm, alarm
+    assert forked in alarm and twelve in alarm, alarm
+    assert len(log.handed_back) == 1 and setup.accepted().size == 5
+
+
+def test_a_fork_the_log_never_proves_counts_even_between_proven_checkpoints(fake_log, setup):
+    """The log proves every honest checkpoint but refuses, as if out of reach, every proof that
+    involves the fork it showed: each such poll counts, and it alarms at the third."""
+    log, address = fake_log
+    forked = fork_shown_unproven(log, address, setup, 9)
+    log.refuse_sizes, log.proof = {9}, None  # from here on only the fork's proofs are refused
+    log.show(12)
+    held = against(log, address, setup)
+    assert held.status == 1, (held.stdout, held.stderr)
+    assert f"does not prove {forked}" in held.stderr and "unproven 2 of 3" in held.stderr
+    log.show(5)  # the accepted checkpoint again in between does not help: the poll counts
+    alarmed = against(log, address, setup)
+    assert alarmed.status == 3, (alarmed.stdout, alarmed.stderr)
+    (alarm,) = [line for line in alarmed.stderr.splitlines() if "ALARM" in line]
+    assert "at 3 polls in a row" in alarm and forked in alarm, alarm
+    assert len(log.handed_back) == 1 and setup.accepted().size == 5
+
+
+def test_a_checkpoint_unproven_during_an_outage_is_settled_once_the_log_proves_it(fake_log, setup):
+    log, address = fake_log
+    log.show(5)
+    assert against(log, address, setup).status == 0
+    log.show(9)  # honest, but its proof is not available now
+    log.refuse = grpc.StatusCode.UNAVAILABLE
+    assert against(log, address, setup).status == 1
+    log.refuse, log.proof = None, None
+    twelve = log.show(12)
+    settled = against(log, address, setup)
+    assert settled.status == 0 and f"cosigned {twelve}" in settled.stdout, settled.stderr
+    assert not (setup.state / "unproven").exists()
+    assert against(log, address, setup).status == 0  # nothing left to settle

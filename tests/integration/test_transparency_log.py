@@ -21,6 +21,7 @@ from service.application import Thirteen
 from service.errors import NotFound
 from service.storage import open_app
 from service.transparency.log import TransparencyLog
+from service.transparency.store import StoredCheckpoint
 from tests.support.stores import PG, store_environ
 from tests.support.tlog import consistent, leaf_of, root_from_inclusion, signed_by
 
@@ -182,21 +183,44 @@ def test_proofs_read_only_the_subtrees_they_need(app):
 TOP = "SELECT MAX(level) FROM {table} WHERE idx = 0"  # the largest subtree: under every root
 
 
-def tamper_node(store: dict[str, str], data: Path) -> None:
-    """Overwrite the stored hash of the tree's largest subtree."""
+def overwrite_node(store: dict[str, str], data: Path, level: int | None, index: int) -> None:
+    """Overwrite one stored subtree hash (the triggers that refuse it dropped first); level
+    None: the largest subtree, under every root."""
     if store["THIRTEEN_STORE"] == "sqlite":
         with sqlite3.connect(data / "thirteen.sqlite") as db:
-            db.execute("DROP TRIGGER tlog_nodes_no_UPDATE")
-            ((level,),) = db.execute(TOP.format(table="tlog_nodes"))
+            db.execute("DROP TRIGGER IF EXISTS tlog_nodes_no_UPDATE")
+            if level is None:
+                ((level,),) = db.execute(TOP.format(table="tlog_nodes"))
             db.execute(
-                "UPDATE tlog_nodes SET hash = ? WHERE level = ? AND idx = 0", (bytes(32), level)
+                "UPDATE tlog_nodes SET hash = ? WHERE level = ? AND idx = ?",
+                (bytes(32), level, index),
             )
         return
     table = f'"{store["POSTGRES_SCHEMA"]}".tlog_nodes'
     with psycopg.connect(autocommit=True, **PG) as db:
         db.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-        ((level,),) = db.execute(TOP.format(table=table)).fetchall()
-        db.execute(f"UPDATE {table} SET hash = %s WHERE level = %s AND idx = 0", (bytes(32), level))
+        if level is None:
+            ((level,),) = db.execute(TOP.format(table=table)).fetchall()
+        db.execute(
+            f"UPDATE {table} SET hash = %s WHERE level = %s AND idx = %s", (bytes(32), level, index)
+        )
+
+
+def tamper_node(store: dict[str, str], data: Path) -> None:
+    """Overwrite the stored hash of the tree's largest subtree."""
+    overwrite_node(store, data, None, 0)
+
+
+def assert_never_signed_again(app: Thirteen, signed: StoredCheckpoint, start: int) -> None:
+    """A log started afresh on the store's tree signs nothing over ``signed`` once it grew."""
+    restarted = new_log(app)  # reads the stored tree afresh
+    credits(app, 3, start=start)
+    restarted.append_once()
+    with structlog.testing.capture_logs() as logged:
+        assert restarted.sign_if_due() is None
+    assert restarted.latest().size == signed.size
+    assert f"no longer extends the checkpoint of {signed.size} events" in str(restarted.failure)
+    assert any(e["event"] == "transparency_log_inconsistent" for e in logged)
 
 
 def test_a_tree_whose_stored_nodes_were_changed_is_never_signed_again(app, store, tmp_path):
@@ -206,14 +230,25 @@ def test_a_tree_whose_stored_nodes_were_changed_is_never_signed_again(app, store
     signed = log.sign_if_due()
     assert signed is not None
     tamper_node(store, tmp_path / "data")
-    restarted = new_log(app)  # reads the stored tree afresh
-    credits(app, 3, start=8)
-    restarted.append_once()
-    with structlog.testing.capture_logs() as logged:
-        assert restarted.sign_if_due() is None
-    assert restarted.latest().size == signed.size
-    assert restarted.failure is not None
-    assert any(e["event"] == "transparency_log_inconsistent" for e in logged)
+    assert_never_signed_again(app, signed, 8)
+
+
+def test_a_node_changed_beyond_the_last_checkpoint_is_never_signed_over(app, store, tmp_path):
+    """The last checkpoint holds between 17 and 31 leaves: its root is folded from the 16-leaf
+    subtree 0 and leaves from 16 on, while a tree of 32 or more is folded from the 16-leaf
+    subtrees 0 and 1. Subtree 1 changed in the store leaves the last checkpoint's root as it
+    was, yet a tree built on it does not extend that checkpoint: the log signs nothing (a fork
+    otherwise)."""
+    log = new_log(app)
+    credits(app, 6)  # three events each: a wallet's opening, its credit, the table's …
+    log.append_once()
+    signed = log.sign_if_due()
+    assert signed is not None and 16 < signed.size < 32
+    credits(app, 7, start=6)
+    log.append_once()  # 32 leaves or more, not signed yet when the process ends
+    assert log.store.state().size >= 32
+    overwrite_node(store, tmp_path / "data", 4, 1)
+    assert_never_signed_again(app, signed, 13)
 
 
 def test_a_checkpoint_at_most_every_interval_and_only_when_the_tree_grew(app):
@@ -249,5 +284,146 @@ def test_a_log_started_on_a_store_that_holds_events_reads_them_from_the_log(stor
         assert log.append_once() == len(stored(app))
         log.sign_if_due()
         assert_every_event_is_its_leaf(app, log)
+    finally:
+        app.close()
+
+
+def test_a_log_that_has_not_advanced_while_events_wait_reports_a_problem(app):
+    """Health (NOT_SERVING): events stored and neither the tree nor a checkpoint advancing for
+    longer than ``stall_after`` beyond the checkpoint interval; progress, or nothing waiting,
+    clears it. The clock is given, not waited for."""
+    log = TransparencyLog(app, KEY, checkpoint_interval=2.0, stall_after=30.0)
+    log.create()
+    told: list[bool] = []
+    log.on_health = told.append
+    log.observe(now=0.0)
+    assert log.problem(now=1000.0) is None  # nothing stored, nothing waits
+    credits(app, 3)
+    log.observe(now=1000.0)
+    log.report(now=1031.0)
+    assert log.problem(now=1031.0) is None and told == []
+    log.observe(now=1033.0)  # still nothing appended, and 33 s > 30 + 2 have passed
+    log.report(now=1033.0)
+    assert "have waited 33 s" in str(log.problem(now=1033.0)) and told == [False]
+    log.append_once()  # the tree advances: the waiting starts again
+    log.observe(now=1040.0)
+    log.report(now=1040.0)
+    assert told == [False, True]
+    log.observe(now=1100.0)  # appended, but no checkpoint signed for 60 s
+    log.report(now=1100.0)
+    assert "signed 0" in str(log.problem(now=1100.0)) and told == [False, True, False]
+    log.sign_if_due(now=1100.0)
+    log.observe(now=1101.0)
+    log.report(now=1101.0)
+    assert log.problem(now=1101.0) is None and told == [False, True, False, True]
+
+
+def test_a_replica_that_does_not_lead_judges_the_stall_from_the_stored_tree(app):
+    leader = new_log(app)
+    follower = TransparencyLog(app, KEY, checkpoint_interval=2.0, stall_after=30.0)
+    credits(app, 4)
+    follower.observe(now=0.0)  # not leading: reads the stored tree and checkpoints
+    assert follower.problem(now=40.0) is not None
+    leader.append_once()
+    leader.sign_if_due()
+    follower.observe(now=41.0)
+    assert follower.problem(now=41.0) is None
+
+
+def test_a_key_of_the_same_name_never_signs_over_another_keys_checkpoint(app):
+    """(``thirteen serve`` refuses to start with it: tests/cli/test_checkpoint_serve_options.)"""
+    first = new_log(app)
+    credits(app, 5)
+    first.append_once()
+    signed = first.sign_if_due()
+    assert signed is not None
+    other = Signer.from_seed(KEY.name, bytes(range(1, 33)))
+    swapped = TransparencyLog(app, other, checkpoint_interval=0.0)
+    credits(app, 2, start=5)
+    swapped.append_once()
+    with structlog.testing.capture_logs() as logged:
+        assert swapped.sign_if_due() is None
+    assert swapped.latest() == signed
+    assert "was signed by another key of that name" in str(swapped.failure)
+    assert [e["event"] for e in logged] == ["log_key_conflict"]
+    renamed = TransparencyLog(
+        app, Signer.from_seed("thirteen.test/log-2", bytes(32)), checkpoint_interval=0.0
+    )
+    assert renamed.sign_if_due() is not None  # a new name starts another log
+
+
+def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app):
+    """Log A signs, the log is renamed to B and signs, then a key named A but not A's key comes
+    back: the last checkpoint is B's, yet A's last is still A's key's, and witnesses of A hold
+    it: the intruder signs nothing (and ``serve`` refuses it, ``stored_key_conflict``)."""
+    from service.tools.log_keys import stored_key_conflict
+
+    first = new_log(app)
+    credits(app, 3)
+    first.append_once()
+    assert first.sign_if_due() is not None
+    renamed = TransparencyLog(
+        app, Signer.from_seed("thirteen.test/log-2", bytes(32)), checkpoint_interval=0.0
+    )
+    credits(app, 2, start=3)
+    renamed.append_once()
+    assert renamed.sign_if_due() is not None
+    intruder = Signer.from_seed(KEY.name, bytes(range(1, 33)))
+    assert "was signed by another key of that name" in str(stored_key_conflict(app, intruder))
+    assert stored_key_conflict(app, KEY) is None  # A's own key may come back
+    swapped = TransparencyLog(app, intruder, checkpoint_interval=0.0)
+    credits(app, 2, start=5)
+    swapped.append_once()
+    with structlog.testing.capture_logs() as logged:
+        assert swapped.sign_if_due() is None
+    assert "was signed by another key of that name" in str(swapped.failure)
+    assert "log_key_conflict" in [e["event"] for e in logged]
+    back = TransparencyLog(app, KEY, checkpoint_interval=0.0)
+    assert back.sign_if_due() is not None  # the tree extends A's last: A continues
+
+
+def test_audit_all_judges_the_tree_by_the_checkpoint_signed_when_it_began_reading(app):
+    """``audit --all`` on a store a server is serving: a checkpoint signed while the audit reads
+    or judges covers events it never read, which is no deletion."""
+    from service.evidence import StoreReader
+    from service.transparency.audits import StoreLogAudit
+
+    log = new_log(app)
+    credits(app, 5)
+    log.append_once()
+    first = log.sign_if_due()
+    assert first is not None
+    audit = StoreLogAudit(app, KEY.verifier)
+    for _ in StoreReader(app, lambda _: None).every_round(None, audit.take):
+        pass
+    credits(app, 3, start=5)  # meanwhile the server goes on, and signs again
+    log.append_once()
+    assert log.sign_if_due() is not None
+    findings = audit.tree()
+    assert all(f.ok for f in findings), [f.message for f in findings if not f.ok]
+    assert any(f"({first.size} events) is signed" in f.message for f in findings), findings
+
+
+def test_a_store_from_before_cosignature_times_gets_the_column_and_keeps_its_lines(store, tmp_path):
+    """Stores written by issue 12's first version have no ``cosigned_at``: the column is added
+    at start, their lines read as before, and a newer line replaces one of them."""
+    app = open_app(tmp_path / "data", environ=store)
+    try:
+        log = TransparencyLog(app, KEY)
+        old = log.store._sql(
+            "CREATE TABLE {p}cosignatures (size BIGINT NOT NULL, witness TEXT NOT NULL, "
+            "line TEXT NOT NULL, PRIMARY KEY (size, witness))"
+        )
+        with log.store._transaction(commit=True) as cursor:
+            cursor.execute(old)
+            cursor.execute(
+                log.store._sql("INSERT INTO {p}cosignatures VALUES (1, 'w+01', 'old line\n')")
+            )
+        log.create()
+        assert log.store.cosignatures(1) == ["old line\n"]
+        log.store.add_cosignatures(1, [("w+01", "new line\n", 5)])
+        log.store.add_cosignatures(1, [("w+01", "older line\n", 4)])
+        assert log.store.cosignatures(1) == ["new line\n"]
+        log.create()  # again: nothing to add
     finally:
         app.close()

@@ -18,6 +18,7 @@ from service._generated.thirteen.v1 import (
     transparency_pb2_grpc,
     wallet_pb2_grpc,
 )
+from service.metrics import Metrics
 from service.rpc.server import Running, start
 from service.security.policy import Policy
 from service.storage import open_app
@@ -40,27 +41,39 @@ class ServerThread:
         policy: Policy | None = None,
         channel_credentials: grpc.ChannelCredentials | None = None,
         transparency: LogOptions | None = None,
+        metrics: bool = False,
     ) -> None:
         self.clock = clock
+        # With ``metrics``, Prometheus metrics on an ephemeral port, at ``metrics_url``.
+        self.metrics = Metrics() if metrics else None
+        self.metrics_url = ""
+        if self.metrics is not None:
+            self.metrics_url = f"http://{self.metrics.listen('127.0.0.1:0')}/metrics"
         # The log key lives beside the store, so a restart signs with the same key; the
         # checkpoints come quickly, so that tests need not wait for the default interval.
         self.log_key = load_or_create(data / LOG_KEY_FILE)[0]
         transparency = transparency or LogOptions(self.log_key, checkpoint_interval=0.2)
-        self.app = open_app(data, clock=clock, environ=environ)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.running: Running = self._call(
-            start(
-                self.app,
-                "127.0.0.1:0",
-                sweep_interval=0.05,
-                poll_interval=0.05,
-                credentials=credentials,
-                policy=policy,
-                transparency=transparency,
+        try:
+            self.app = open_app(data, clock=clock, environ=environ)
+            self.loop = asyncio.new_event_loop()
+            self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+            self.thread.start()
+            self.running: Running = self._call(
+                start(
+                    self.app,
+                    "127.0.0.1:0",
+                    sweep_interval=0.05,
+                    poll_interval=0.05,
+                    credentials=credentials,
+                    policy=policy,
+                    transparency=transparency,
+                    metrics=self.metrics,
+                )
             )
-        )
+        except BaseException:
+            if self.metrics is not None:  # listening since before the start that failed
+                self.metrics.close()
+            raise
         self.address = f"127.0.0.1:{self.running.port}"
         self.channel = (
             grpc.insecure_channel(self.address)

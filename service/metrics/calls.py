@@ -1,0 +1,125 @@
+"""Every RPC counted by method and status code, and timed: the outermost interceptor, so a call
+the others refuse (authorization, an undecodable request) is counted with its code too. It
+wraps each handler through the interceptors' shared mechanism (``service.rpc.guards``).
+
+Labels stay bounded: ``service`` and ``method`` come from the services the server declares,
+any other path is ``unknown``; ``code`` is a ``grpc.StatusCode`` name. A server-streaming call
+(``WatchTable``) is counted when it ends, and its length is not a latency: it is left out of
+the duration histogram. Client-streaming calls (reflection's) pass uncounted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import descriptor_pool
+from grpc.aio import AbortError
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from service.rpc.guards import Ended, Guards, guarded
+
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+Handler = grpc.RpcMethodHandler
+Context = grpc.aio.ServicerContext
+
+UNKNOWN = "unknown"
+DEADLINE_SLACK = 0.25
+"""Seconds: a call cancelled with less than this left before its deadline ended by it. The
+client's deadline fires first and cancels the call, before the server's own (which started
+when the request arrived): the server sees a cancellation with a few milliseconds left, or
+the time a request takes between regions."""
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+"""Seconds: from half a millisecond (a health check) to five (a call waiting on the store)."""
+
+
+def methods(services: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """The ``/package.Service/Method`` paths of ``services`` (full names in protobuf's default
+    pool, where the generated modules register them), each with its labels."""
+    pool = descriptor_pool.Default()
+    found = {}
+    for name in services:
+        service = pool.FindServiceByName(name)
+        for method in service.methods:
+            found[f"/{service.full_name}/{method.name}"] = (service.full_name, method.name)
+    return found
+
+
+def code_of(context: Context[Any, Any], error: BaseException | None) -> grpc.StatusCode:
+    """The status a call ended with: the one it set or aborted with (OK when it returned
+    without one); a cancelled call's is DEADLINE_EXCEEDED when its deadline had passed or was
+    less than ``DEADLINE_SLACK`` away, else CANCELLED; any other exception is answered
+    UNKNOWN by grpc."""
+    if error is None or isinstance(error, AbortError):
+        code = context.code()
+        if isinstance(code, grpc.StatusCode):
+            return code
+        return grpc.StatusCode.OK if error is None else grpc.StatusCode.UNKNOWN
+    if isinstance(error, asyncio.CancelledError | GeneratorExit):
+        remaining = context.time_remaining()
+        if remaining is not None and remaining < DEADLINE_SLACK:
+            return grpc.StatusCode.DEADLINE_EXCEEDED
+        return grpc.StatusCode.CANCELLED
+    return grpc.StatusCode.UNKNOWN
+
+
+class CallMeter(grpc.aio.ServerInterceptor):
+    """Counts and times the calls of the methods of ``services`` (full service names)."""
+
+    def __init__(self, registry: CollectorRegistry, services: Iterable[str]) -> None:
+        self.requests = Counter(
+            "thirteen_rpc_requests",
+            "RPCs answered, by service, method and status code (streams when they end).",
+            ["service", "method", "code"],
+            registry=registry,
+        )
+        self.durations = Histogram(
+            "thirteen_rpc_duration_seconds",
+            "Seconds from a decoded request to the handler's answer, unary RPCs only.",
+            ["service", "method"],
+            buckets=BUCKETS,
+            registry=registry,
+        )
+        self.known = methods(services)
+        self._guards = Guards()
+
+    def labels(self, path: str) -> tuple[str, str]:
+        """The service and method labels of a call's path; ``unknown`` for any other path."""
+        return self.known.get(path, (UNKNOWN, UNKNOWN))
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Req, Resp] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler[Req, Resp] | None:
+        found = await continuation(handler_call_details)
+        path = handler_call_details.method
+        if found is None:  # no such method: grpc answers UNIMPLEMENTED, and nothing is cached
+            self.requests.labels(UNKNOWN, UNKNOWN, grpc.StatusCode.UNIMPLEMENTED.name).inc()
+            return None
+
+        def build() -> Handler[Any, Any]:  # once per method
+            streaming = found.unary_stream is not None
+            return guarded(found, None, ended=self._ended(path, streaming=streaming)) or found
+
+        return self._guards.get(path, found, build)
+
+    def _ended(self, path: str, *, streaming: bool) -> Ended:
+        """What a call of ``path`` tells when it ends: its labelled series, looked up once."""
+        service, method = self.labels(path)
+        duration = None if streaming else self.durations.labels(service, method)
+        counted: dict[grpc.StatusCode, Counter] = {}
+
+        def ended(context: Context[Any, Any], error: BaseException | None, seconds: float) -> None:
+            code = code_of(context, error)
+            series = counted.get(code)
+            if series is None:
+                series = counted[code] = self.requests.labels(service, method, code.name)
+            series.inc()
+            if duration is not None:
+                duration.observe(seconds)
+
+        return ended

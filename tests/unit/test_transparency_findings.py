@@ -1,0 +1,74 @@
+"""``domain.transparency.check_log``: the offline audit's ``LOG`` findings about an export's
+events against its signed checkpoint, and against an earlier checkpoint the auditor kept."""
+
+from __future__ import annotations
+
+from domain import merkle
+from domain.chain import StoredRecord
+from domain.checkpoint import Checkpoint, sign_checkpoint
+from domain.signed_note import Signer
+from domain.transparency import EventProof, LogEvidence, check_log, leaf_data
+
+LOG_KEY = Signer.from_seed("thirteen.test/log", bytes(range(32)))
+STREAM = "6f1c7e2a-0000-4000-8000-000000000001"
+
+
+def record(version: int) -> StoredRecord:
+    return StoredRecord(version, STREAM, version, "domain.wallet:Wallet.Credited", {"n": version})
+
+
+RECORDS = [record(v) for v in range(1, 8)]
+LEAVES = [merkle.leaf_hash(leaf_data(r)) for r in RECORDS]
+
+
+def lookup(node: merkle.Node) -> bytes:
+    return merkle.subtree_root(LEAVES, node)
+
+
+def head(size: int) -> Checkpoint:
+    return Checkpoint(LOG_KEY.name, size, merkle.root(LEAVES[:size]))
+
+
+def evidence(size: int, earlier: int = 0) -> LogEvidence:
+    """The log section of an export of the first ``size`` records, signed at ``size``."""
+    proofs = tuple(
+        EventProof(
+            r.stream, r.version, r.position, i, tuple(merkle.inclusion_proof(i, size, lookup))
+        )
+        for i, r in enumerate(RECORDS[:size])
+    )
+    consistency = tuple(merkle.consistency_proof(earlier, size, lookup)) if earlier else ()
+    return LogEvidence(sign_checkpoint(head(size), LOG_KEY), proofs, earlier, consistency)
+
+
+def failed(findings: list) -> list[str]:
+    return [f.message for f in findings if not f.ok]
+
+
+def test_an_export_proven_in_its_signed_checkpoint_and_extending_an_earlier_one_passes():
+    findings = check_log(RECORDS[:6], evidence(6, earlier=4), LOG_KEY.verifier, head(4))
+    assert not failed(findings)
+    assert "extends the earlier one (4 events)" in findings[-1].message
+
+
+def test_an_earlier_checkpoint_of_the_same_size_needs_no_proof_whatever_the_export_carries():
+    """An export made with a consistency proof from some other size, audited against a kept
+    checkpoint of its own size: the roots are compared, the unrelated proof is not used."""
+    same = check_log(RECORDS[:6], evidence(6, earlier=3), LOG_KEY.verifier, head(6))
+    assert not failed(same), failed(same)
+    forked = Checkpoint(LOG_KEY.name, 6, bytes(32))
+    caught = check_log(RECORDS[:6], evidence(6, earlier=3), LOG_KEY.verifier, forked)
+    assert any("does not extend the earlier checkpoint" in m for m in failed(caught)), caught
+
+
+def test_an_event_changed_after_it_was_logged_fails_by_name():
+    changed = [*RECORDS[:2], StoredRecord(3, STREAM, 3, RECORDS[2].topic, {"n": 99})]
+    findings = check_log(changed, evidence(3), LOG_KEY.verifier)
+    (message,) = failed(findings)
+    assert "not what the signed log holds at leaf 2" in message
+    assert [f.event for f in findings if not f.ok] == [changed[2].name]
+
+
+def test_an_earlier_checkpoint_the_export_has_no_proof_from_fails():
+    findings = check_log(RECORDS[:6], evidence(6), LOG_KEY.verifier, head(4))
+    assert any("carries no consistency proof" in m for m in failed(findings)), findings
