@@ -17,9 +17,9 @@ from typing import Any
 
 from domain.audit import Finding
 from domain.chain import StoredRecord, canonical
-from domain.checkpoint import Checkpoint, open_checkpoint
+from domain.checkpoint import Checkpoint, open_checkpoint, verify_cosignature
 from domain.merkle import leaf_hash, verify_consistency, verify_inclusion
-from domain.signed_note import NoteError, Verifier, parse
+from domain.signed_note import COSIGNATURE_V1, NoteError, Verifier, parse
 
 LOG = "LOG"  # the findings' rule: the transparency log
 
@@ -140,6 +140,86 @@ def check_log(
     if earlier is not None:
         findings.append(_consistent(earlier, checkpoint, log))
     return findings
+
+
+def check_cosignatures(
+    log: LogEvidence | None, witnesses: Sequence[Verifier], required: int | None = None
+) -> list[Finding]:
+    """Whether the export's checkpoint carries a cosignature (C2SP tlog-cosignature v1,
+    verified with ``domain.checkpoint.verify_cosignature``, as the server does) by at least
+    ``required`` of ``witnesses`` (default: all of them). One finding: which witnesses
+    cosigned it and when, or which are missing or invalid. Without witnesses it says the
+    cosignatures were not checked.
+
+    >>> from domain.checkpoint import cosign, sign_checkpoint
+    >>> from domain.signed_note import Signer
+    >>> key = Signer.from_seed("example.com/log", bytes(32))
+    >>> w1 = Signer.from_seed("w1.example", bytes(range(32)), COSIGNATURE_V1)
+    >>> w2 = Signer.from_seed("w2.example", bytes(range(1, 33)), COSIGNATURE_V1)
+    >>> checkpoint = Checkpoint("example.com/log", 2, bytes(32))
+    >>> note = sign_checkpoint(checkpoint, key) + cosign(checkpoint, 1700000000, w1)
+    >>> [check_cosignatures(LogEvidence(note, ()), ws)[0].ok for ws in ([w1.verifier],
+    ...     [w1.verifier, w2.verifier])]
+    [True, False]
+    >>> check_cosignatures(LogEvidence(note, ()), [w1.verifier, w2.verifier], 1)[0].ok
+    True
+    """
+    if not witnesses:
+        if log is None:
+            return []
+        return [
+            Finding(
+                LOG,
+                True,
+                "not checked: the checkpoint's witness cosignatures were not checked; give "
+                "the witnesses' public keys (--witness-key) to require them",
+            )
+        ]
+    needed = len(witnesses) if required is None else required
+    if log is None:
+        return [Finding(LOG, False, "the document carries no checkpoint for witnesses to cosign")]
+    try:
+        note = parse(log.checkpoint)
+    except NoteError as error:
+        return [Finding(LOG, False, f"the document's checkpoint is not readable: {error}")]
+    cosigned: list[str] = []
+    lacking: list[str] = []
+    for witness in witnesses:
+        if witness.kind != COSIGNATURE_V1:
+            lacking.append(f"{witness.name} (its key is not a witness key, type 0x04)")
+            continue
+        lines = [s for s in note.signatures if s.by(witness)]
+        if not lines:
+            lacking.append(f"{witness.name} (no cosignature by it)")
+            continue
+        times, problems = [], []
+        for line in lines:
+            try:
+                times.append(verify_cosignature(note.text, line, witness))
+            except NoteError as error:
+                problems.append(str(error))
+        if times:
+            cosigned.append(f"{witness.name} (time {max(times)})")
+        else:
+            lacking.append(f"{witness.name} (invalid: {'; '.join(problems)})")
+    if len(cosigned) >= needed:
+        return [
+            Finding(
+                LOG,
+                True,
+                f"the checkpoint is cosigned by {len(cosigned)} of the {len(witnesses)} "
+                f"witnesses given ({needed} required): {', '.join(cosigned)}"
+                + (f"; not by {', '.join(lacking)}" if lacking else ""),
+            )
+        ]
+    return [
+        Finding(
+            LOG,
+            False,
+            f"the checkpoint is cosigned by {len(cosigned)} of the {len(witnesses)} witnesses "
+            f"given, {needed} required; not by {', '.join(lacking)}",
+        )
+    ]
 
 
 def check_inclusion(

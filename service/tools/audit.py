@@ -16,6 +16,7 @@ from service.tools.console import EXIT_BAD_INPUT, ProgressBar, read_store
 
 if TYPE_CHECKING:  # the store's modules load only when a command reads a store
     from domain.audit import Finding
+    from domain.signed_note import Verifier
     from service.evidence import Evidence
 
 
@@ -45,10 +46,14 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(keys, str):
         print(f"thirteen audit: {keys}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    witnesses = _witness_keys(args)
+    if isinstance(witnesses, str):
+        print(f"thirteen audit: {witnesses}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     decoder = Decoder()
     reports: list[tuple[str, list[Any]]] = []
     if args.file:
-        from domain.transparency import check_log
+        from domain.transparency import check_cosignatures, check_log
 
         try:
             evidence: Evidence = from_document(Path(args.file).read_text())
@@ -60,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         evidence.receipt = args.receipt or evidence.receipt
         logged = check_log(evidence.records(), evidence.log, *keys)
+        logged += check_cosignatures(evidence.log, *witnesses)
         reports.append((evidence.round_id, audit(evidence, decoder) + logged))
     else:
         app = read_store("audit", args.data)
@@ -133,6 +139,34 @@ def run(args: argparse.Namespace) -> int:
             f"{'all passed' if not failed else f'{len(failed)} round(s) FAILED'}"
         )
     return 1 if failed else 0
+
+
+def _witness_keys(args: argparse.Namespace) -> tuple[list[Verifier], int] | str:
+    """``audit --file``'s witness keys (``--witness-key``, each a vkey or a file) and how many
+    must have cosigned (``--witnesses-required``, default all), or why they cannot be used."""
+    from domain.signed_note import COSIGNATURE_V1
+    from service.transparency.keys import KeyFileError, read_verifier
+
+    given = args.witness_key or []
+    if (given or args.witnesses_required is not None) and not args.file:
+        return "--witness-key and --witnesses-required check an export: give --file"
+    if args.witnesses_required is not None and not given:
+        return "--witnesses-required needs --witness-key (the witnesses' public keys)"
+    witnesses: list[Verifier] = []
+    for value in given:
+        try:
+            witness = read_verifier(value, COSIGNATURE_V1)
+        except KeyFileError as error:
+            return f"--witness-key: {error}"
+        if witness not in witnesses:
+            witnesses.append(witness)
+    required = len(witnesses) if args.witnesses_required is None else args.witnesses_required
+    if given and not 1 <= required <= len(witnesses):
+        return (
+            f"--witnesses-required {required}: give a number from 1 to {len(witnesses)} "
+            "(the distinct --witness-key keys)"
+        )
+    return witnesses, required
 
 
 _SHARED: list[Evidence] = []  # handed to forked workers without pickling

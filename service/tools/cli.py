@@ -316,6 +316,21 @@ def build_parser() -> argparse.ArgumentParser:
         "the export's log extends it (the export must carry that consistency proof)",
     )
     auditor.add_argument(
+        "--witness-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="with --file, repeatable: a witness's public key (a vkey or a file holding one): "
+        "the export's checkpoint must carry its valid cosignature",
+    )
+    auditor.add_argument(
+        "--witnesses-required",
+        type=int,
+        metavar="N",
+        help="with --witness-key: how many of the given witnesses must have cosigned "
+        "(default: all)",
+    )
+    auditor.add_argument(
         "--workers",
         type=int,
         default=1,

@@ -5,7 +5,8 @@ the log's public key (C2SP signed-note), checks it extends the last checkpoint i
 (``GetConsistencyProof``, verified here with ``domain.merkle``: the server is never trusted),
 records it in ``--state DIR`` (written to a new file, then renamed over the old one, so a
 restart continues from it), cosigns it (C2SP tlog-cosignature, Ed25519) and hands the
-cosignature back (``AddCosignature``).
+cosignature back (``AddCosignature``). While the log does not grow it cosigns the same
+checkpoint again, with a new time, once its cosignature is ``REFRESH_AFTER`` (an hour) old.
 
 A checkpoint that does not verify, a smaller tree, another root at the same size, a tree that
 does not extend the accepted one (its proof does not verify, or is empty or malformed) or a
@@ -64,6 +65,11 @@ EVIDENCE_DIR = "evidence"
 LOCK_FILE = "lock"
 _UNPROVEN_LINE = re.compile(r"\d+ size (?P<size>\d+) root (?P<root>\S+) ")
 """A line of ``UNPROVEN_FILE``: its time, then the checkpoint shown (``describe``)."""
+REFRESH_AFTER = 60 * 60
+"""Seconds after which the witness cosigns the accepted checkpoint again when the log has not
+grown (same checkpoint, a new time): the log refuses cosignatures more than a day old
+(``domain.checkpoint.COSIGNATURE_BEHIND``) and a client may want a recent one, so on an idle
+log the newest cosignature is at most this old (plus ``--interval``)."""
 ALARM_AFTER = 3
 """Polls at which a newer checkpoint goes unproven before the witness alarms (--alarm-after)."""
 CALL_TIMEOUT = 10.0
@@ -370,10 +376,17 @@ def _settle(log: Log, state: State, current: Checkpoint, alarm_after: int) -> No
 
 
 def poll(
-    log: Log, log_key: Verifier, witness: Signer, state: State, alarm_after: int = ALARM_AFTER
+    log: Log,
+    log_key: Verifier,
+    witness: Signer,
+    state: State,
+    alarm_after: int = ALARM_AFTER,
+    now: int | None = None,
 ) -> str:
-    """One round: fetch, check, record, cosign, hand back. What happened, or ``Alarm`` (or
-    ``Unproven``)."""
+    """One round: fetch, check, record, cosign, hand back (the accepted checkpoint again when
+    this witness's cosignature on it is ``REFRESH_AFTER`` old). What happened, or ``Alarm``
+    (or ``Unproven``). ``now``: the time it cosigns with (Unix seconds; default the clock)."""
+    now = int(time.time()) if now is None else now
     note = log.checkpoint()
     try:
         new = open_checkpoint(note, log_key)
@@ -386,15 +399,20 @@ def poll(
     if state.latest is not None:
         _extends(log, state, state.latest, note, new, alarm_after)
         _settle(log, state, new, alarm_after)
+    again = ""
     with contextlib.suppress(NoteError):  # a line in our name that does not verify is not ours
-        if state.latest == new and cosignatures(note, [witness.verifier]):
-            return f"nothing new: {describe(new)} is cosigned"
+        ours = cosignatures(note, [witness.verifier]) if state.latest == new else []
+        if ours:
+            age = now - max(c.time for c in ours)
+            if age < REFRESH_AFTER:
+                return f"nothing new: {describe(new)} is cosigned"
+            again = f" again (the log has not grown; its cosignature was {age} s old)"
     parsed = parse(note)
     signed = parsed.text + "\n" + "".join(s.line for s in parsed.signatures if s.by(log_key))
     if state.latest != new:
         state.save(signed, new)
-    log.add_cosignature(signed + cosign(new, int(time.time()), witness))
-    return f"cosigned {describe(new)}"
+    log.add_cosignature(signed + cosign(new, now, witness))
+    return f"cosigned {describe(new)}{again}"
 
 
 def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.Channel]:

@@ -33,10 +33,11 @@ def located(app: Thirteen, evidence: Evidence) -> list[tuple[str, int, int]]:
 async def logged(
     log: TransparencyLog, app: Thirteen, evidence: Evidence, earlier_size: int, run: Run
 ) -> LogEvidence:
-    """The log section of ``evidence``: the latest checkpoint once it covers every event
-    (waiting at most the checkpoint interval and ``EXPORT_WAIT``), each event's inclusion
-    proof in it, and the consistency proof from ``earlier_size`` (a size the caller holds a
-    checkpoint of)."""
+    """The log section of ``evidence``: once a checkpoint covers every event (waiting at most
+    the checkpoint interval and ``EXPORT_WAIT``), the newest covering one that witnesses have
+    cosigned, else the latest (``TransparencyLog.covering_position``), with each event's
+    inclusion proof in it and the consistency proof from ``earlier_size`` (a size the caller
+    holds a checkpoint of)."""
     events: list[tuple[str, int, int]] = await run(located, app, evidence)
     if earlier_size:
         await run(log.tree_size, earlier_size)  # NOT_YET_LOGGED for a size it never signed
@@ -44,7 +45,7 @@ async def logged(
     waited = log.checkpoint_interval + EXPORT_WAIT
     deadline = time.monotonic() + waited
     while True:
-        checkpoint = await run(log.covering_position, newest)
+        checkpoint = await run(log.covering_position, newest, earlier_size)
         if checkpoint is not None:
             break
         if time.monotonic() >= deadline:

@@ -157,13 +157,22 @@ class LogReader:
         """The signed checkpoint with the witnesses' cosignatures after the log's signature."""
         return checkpoint.note + "".join(self.store.cosignatures(checkpoint.size))
 
-    def covering_position(self, position: int) -> StoredCheckpoint | None:
-        """The latest checkpoint, if its tree holds the event at ``position`` (and so every
-        event before it); None until one does."""
+    def covering_position(self, position: int, earlier_size: int = 0) -> StoredCheckpoint | None:
+        """The checkpoint an export proves its events against: the newest one a witness has
+        cosigned whose tree holds the event at ``position`` (and so every event before it)
+        and ``earlier_size`` leaves (the caller's earlier checkpoint must be a prefix of it),
+        else the latest, if its tree holds that event; None until one does. Not simply the
+        latest (which ``GetCheckpoint`` serves, for witnesses to cosign): a log signs every
+        ``checkpoint_interval`` while it grows and a witness polls less often, so the latest
+        is seldom cosigned yet and an export of it would carry no cosignature."""
         latest = self.store.latest_checkpoint()
-        if latest is None or self.store.leaf_index(position, latest.size) is None:
+        if latest is None:
             return None
-        return latest
+        index = self.store.leaf_index(position, latest.size)
+        if index is None:
+            return None
+        cosigned = self.store.newest_cosigned(max(index + 1, earlier_size))
+        return cosigned or latest
 
     def tree_size(self, requested: int) -> int:
         """``requested`` (0: the latest checkpoint's size), if the log has signed that far."""

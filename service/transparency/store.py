@@ -3,7 +3,8 @@ PostgreSQL schema), through the event store's connections:
 
 - ``tlog_nodes``: the hash of every perfect subtree of levels 0, 4, 8 … once complete
   (``domain.merkle``; level 0 are the leaves): about 1.07 rows per event. They never change;
-  a proof reads only the O(log n) subtrees it needs, each folded from at most 8 stored ones.
+  a proof reads only the O(log² n) subtrees (at most) it needs, each folded from at most 8
+  stored ones.
 - ``tlog_gaps``: the leaves whose event position does not follow the previous leaf's (leaf 0,
   and any number the event store skipped): position ↔ leaf index without a row per event.
 - ``tlog_state``: the tree's size and the position of its last leaf, advanced by
@@ -311,6 +312,15 @@ class TreeStore:
         """The smallest checkpoint of at least ``size`` leaves."""
         rows = self._rows(
             "SELECT size, root, note FROM {p}checkpoints WHERE size >= ? ORDER BY size LIMIT 1",
+            (size,),
+        )
+        return _checkpoint(rows[0]) if rows else None
+
+    def newest_cosigned(self, size: int) -> StoredCheckpoint | None:
+        """The largest checkpoint of at least ``size`` leaves that a witness has cosigned."""
+        rows = self._rows(
+            "SELECT size, root, note FROM {p}checkpoints c WHERE size >= ? AND EXISTS "
+            "(SELECT 1 FROM {p}cosignatures s WHERE s.size = c.size) ORDER BY size DESC LIMIT 1",
             (size,),
         )
         return _checkpoint(rows[0]) if rows else None

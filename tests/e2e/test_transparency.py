@@ -336,7 +336,8 @@ def test_an_export_audits_offline_with_the_log_key_and_fails_with_another(server
     assert document["format"] == "thirteen-round-export/2"
     passed = audit_offline(tmp_path, document, "--log-public-key", vkey(server))
     assert passed.status == 0, passed.stdout + passed.stderr
-    assert all(f["ok"] for f in passed.log_findings()) and len(passed.log_findings()) == 2
+    assert all(f["ok"] for f in passed.log_findings()) and len(passed.log_findings()) == 3
+    assert "cosignatures were not checked" in passed.log_findings()[-1]["message"]
     other = subprocess.run(
         [str(SCRIPT), "keys", "init", str(tmp_path / "other")], capture_output=True, text=True
     )

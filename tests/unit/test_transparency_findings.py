@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from domain import merkle
 from domain.chain import StoredRecord
-from domain.checkpoint import Checkpoint, sign_checkpoint
-from domain.signed_note import Signer
-from domain.transparency import EventProof, LogEvidence, check_log, leaf_data
+from domain.checkpoint import Checkpoint, cosign, sign_checkpoint
+from domain.signed_note import COSIGNATURE_V1, Signer
+from domain.transparency import (
+    EventProof,
+    LogEvidence,
+    check_cosignatures,
+    check_log,
+    leaf_data,
+)
 
 LOG_KEY = Signer.from_seed("thirteen.test/log", bytes(range(32)))
 STREAM = "6f1c7e2a-0000-4000-8000-000000000001"
@@ -72,3 +78,52 @@ def test_an_event_changed_after_it_was_logged_fails_by_name():
 def test_an_earlier_checkpoint_the_export_has_no_proof_from_fails():
     findings = check_log(RECORDS[:6], evidence(6), LOG_KEY.verifier, head(4))
     assert any("carries no consistency proof" in m for m in failed(findings)), findings
+
+
+# Witnesses' cosignatures (``check_cosignatures``) ----------------------------------------------
+
+W1 = Signer.from_seed("witness.test/w1", bytes(range(1, 33)), COSIGNATURE_V1)
+W2 = Signer.from_seed("witness.test/w2", bytes(range(2, 34)), COSIGNATURE_V1)
+
+
+def cosigned(*witnesses: Signer, time: int = 1_700_000_000) -> LogEvidence:
+    log = evidence(5)
+    lines = "".join(cosign(head(5), time, w) for w in witnesses)
+    return LogEvidence(log.checkpoint + lines, log.proofs)
+
+
+def test_a_checkpoint_cosigned_by_every_witness_given_passes_and_names_them():
+    [finding] = check_cosignatures(cosigned(W1, W2), [W1.verifier, W2.verifier])
+    assert finding.ok and finding.rule == "LOG"
+    assert "cosigned by 2 of the 2 witnesses given (2 required)" in finding.message
+    assert "witness.test/w1 (time 1700000000)" in finding.message
+
+
+def test_a_missing_witness_fails_by_name_unless_fewer_are_required():
+    [missing] = check_cosignatures(cosigned(W1), [W1.verifier, W2.verifier])
+    assert not missing.ok and "not by witness.test/w2 (no cosignature by it)" in missing.message
+    [enough] = check_cosignatures(cosigned(W1), [W1.verifier, W2.verifier], 1)
+    assert enough.ok and "not by witness.test/w2" in enough.message
+
+
+def test_a_cosignature_over_another_checkpoint_or_time_is_invalid():
+    log = evidence(5)
+    moved = cosign(head(4), 1_700_000_000, W1)  # a line made for another tree
+    [finding] = check_cosignatures(LogEvidence(log.checkpoint + moved, log.proofs), [W1.verifier])
+    assert not finding.ok
+    assert "witness.test/w1 (invalid: the cosignature of 'witness.test/w1' does not verify)" in (
+        finding.message
+    )
+
+
+def test_a_log_key_given_as_a_witness_key_is_refused_not_trusted():
+    [finding] = check_cosignatures(cosigned(W1), [LOG_KEY.verifier])
+    assert not finding.ok and "not a witness key" in finding.message
+
+
+def test_without_witness_keys_the_audit_says_cosignatures_were_not_checked():
+    [note] = check_cosignatures(cosigned(W1), [])
+    assert note.ok and "cosignatures were not checked" in note.message
+    assert check_cosignatures(None, []) == []
+    [none] = check_cosignatures(None, [W1.verifier])
+    assert not none.ok and "no checkpoint" in none.message
