@@ -27,6 +27,10 @@ def serve(args: argparse.Namespace) -> int:
     if isinstance(security, str):
         print(f"thirteen serve: {security}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    refused = _cannot_listen(args.address)  # before the store opens or a key file is made
+    if refused is not None:
+        print(f"thirteen serve: cannot listen on {args.address}: {refused}", file=sys.stderr)
+        return 1
     metrics = _metrics(args.metrics)  # before the store opens: a taken port changes nothing
     if isinstance(metrics, int):
         return metrics
@@ -35,6 +39,32 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         if metrics is not None:
             metrics.close()
+
+
+def _cannot_listen(address: str) -> str | None:
+    """Why the gRPC ``address`` cannot be listened on now (None: it can, or grpc is left to
+    judge it: port 0, a name that does not resolve, not ``HOST:PORT``). Checked before the store
+    opens, so that a taken port creates no data directory and no key files; grpc's own bind,
+    later, stays the authority (the port may be taken in between)."""
+    import socket
+
+    from service.metrics.endpoint import EndpointError, split_address
+
+    try:
+        host, port = split_address(address)
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (EndpointError, OSError):
+        return None
+    if port == 0 or not found:
+        return None
+    family, kind, proto, _, where = found[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpc binds
+        try:
+            probe.bind(where)
+        except OSError:
+            return "the address is taken or not ours"
+    return None
 
 
 def _metrics(address: str | None) -> Metrics | int | None:
