@@ -11,10 +11,8 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,11 +28,7 @@ from domain.ids import round_uuid
 from domain.signed_note import Signer, Verifier
 from service._generated.thirteen.v1 import (
     audit_pb2,
-    audit_pb2_grpc,
-    table_pb2_grpc,
     transparency_pb2,
-    transparency_pb2_grpc,
-    wallet_pb2_grpc,
 )
 from service.transparency.keys import load_or_create
 from service.transparency.log import LogOptions
@@ -48,7 +42,7 @@ from tests.e2e.helpers import (
     wait_until,
 )
 from tests.support.clock import ManualClock
-from tests.support.seed_key import ensure_seed_key
+from tests.support.serve_process import ServeProcess
 from tests.support.server import ServerThread
 from tests.support.stores import PG, store_environ
 from tests.support.tlog import (
@@ -62,6 +56,7 @@ from tests.support.tlog import (
 )
 
 SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))
+FAST_CHECKPOINTS = ("--checkpoint-interval", "0.2")
 PLAYERS = {"ann": 5000, "bo": 5000, "cy": 5000}
 
 
@@ -251,57 +246,12 @@ def test_checkpoints_survive_a_restart_and_the_next_extends_the_last(start_serve
     assert_extends(second, before, after)
 
 
-class ServeProcess:
-    """``thirteen serve`` in a process of its own, to be killed with SIGKILL."""
-
-    def __init__(self, data: Path, environ: dict[str, str]) -> None:
-        ensure_seed_key(data / "seed.key")
-        self.process = subprocess.Popen(
-            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)]  # noqa: RUF005
-            + ["--checkpoint-interval", "0.2"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **environ},
-        )
-        self.lines: list[str] = []
-        port: list[int] = []
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                if "serving gRPC on" in line and not port:
-                    port.append(int(line.split("serving gRPC on ")[1].split()[0].rsplit(":", 1)[1]))
-
-        threading.Thread(target=read, daemon=True).start()
-        wait_until(lambda: port or self.process.poll() is not None, "thirteen serve to start", 60)
-        assert port, "".join(self.lines[-20:])
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port[0]}")
-        self.wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
-        self.tables = table_pb2_grpc.TableServiceStub(self.channel)
-        self.audit = audit_pb2_grpc.AuditServiceStub(self.channel)
-        self.transparency = transparency_pb2_grpc.TransparencyServiceStub(self.channel)
-
-    def kill(self) -> None:
-        self.channel.close()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        self.channel.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-
-
 @pytest.fixture
 def serve(store: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], ServeProcess]]:
     started: list[ServeProcess] = []
 
     def start() -> ServeProcess:
-        started.append(ServeProcess(tmp_path / "served", store))
+        started.append(ServeProcess(tmp_path / "served", *FAST_CHECKPOINTS, environ=store))
         return started[-1]
 
     yield start

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
 import signal
 import subprocess
@@ -25,10 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from domain.checkpoint import Checkpoint, sign_checkpoint
 from domain.signed_note import Signer
 from service._generated.thirteen.v1 import (
-    table_pb2_grpc,
     transparency_pb2,
     transparency_pb2_grpc,
-    wallet_pb2_grpc,
 )
 from tests.e2e.helpers import seated_table, wait_until
 from tests.e2e.test_transparency import (
@@ -39,7 +36,7 @@ from tests.e2e.test_transparency import (
     play_round,
     signed_head,
 )
-from tests.support.seed_key import ensure_seed_key
+from tests.support.serve_process import ServeProcess
 from tests.support.tlog import Head, read_checkpoint
 
 SQLITE = {"THIRTEEN_STORE": "sqlite"}
@@ -62,7 +59,7 @@ def keys(directory: Path, *extra: str) -> str:
     return (directory / name).read_text(encoding="utf-8").strip()
 
 
-class Serve:
+class Serve(ServeProcess):
     """``thirteen serve`` with a log key and a witness's public key, in a process of its own, on
     the store ``environ`` selects."""
 
@@ -75,44 +72,13 @@ class Serve:
         credentials: grpc.ChannelCredentials | None = None,
         environ: dict[str, str] | None = None,
     ) -> None:
-        ensure_seed_key(data / "seed.key")
-        self.process = subprocess.Popen(
-            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)]  # noqa: RUF005
-            + ["--log-key", str(log_key), "--witness-key", str(witness_pub)]
-            + ["--checkpoint-interval", "0.2", *extra],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **(environ or SQLITE)},
+        super().__init__(
+            data,
+            *("--log-key", str(log_key), "--witness-key", str(witness_pub)),
+            *("--checkpoint-interval", "0.2", *extra),
+            credentials=credentials,
+            environ=environ,
         )
-        self.lines: list[str] = []
-        port: list[int] = []
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                if "serving gRPC on" in line and not port:
-                    port.append(int(line.split("serving gRPC on ")[1].split()[0].rsplit(":", 1)[1]))
-
-        threading.Thread(target=read, daemon=True).start()
-        wait_until(lambda: port or self.process.poll() is not None, "thirteen serve to start", 60)
-        assert port, "".join(self.lines[-20:])
-        self.address = f"127.0.0.1:{port[0]}"
-        self.channel = (
-            grpc.insecure_channel(self.address)
-            if credentials is None
-            else grpc.secure_channel(self.address, credentials)
-        )
-        self.wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
-        self.tables = table_pb2_grpc.TableServiceStub(self.channel)
-        self.transparency = transparency_pb2_grpc.TransparencyServiceStub(self.channel)
-
-    def stop(self) -> None:
-        self.channel.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
 
 
 @dataclass
