@@ -20,7 +20,7 @@ from uuid import UUID
 
 from domain.limits import MAX_POSITION
 from domain.results import RoundResult
-from projections.folds import Journal, OpenRound, PlayerLine, RecallLine, Record, RoundRecord
+from projections.folds import Journal, OpenRound, PlayerLine, RecallLine, Record
 
 NAME = "views"
 SCHEMA = "schema"
@@ -331,10 +331,18 @@ class ViewStore:
 
     def create(self) -> None:
         """Create what is missing. Fresh views get this version's schema mark; views of an
-        earlier version keep theirs, so that the leading projector rebuilds them."""
+        earlier version keep theirs, so that the leading projector rebuilds them.
+
+        On PostgreSQL a replica starting while another's projector writes would take the
+        tables' share locks (``CREATE INDEX IF NOT EXISTS`` takes one even when the index
+        exists) in another order than that write takes them: a deadlock, and the starting
+        replica failed. Every write begins with the tracking row, so the tracking table is
+        locked first: the write under way ends before, the next waits until after."""
         with self.transaction() as cursor:
             for statement in _SCHEMA:
                 cursor.execute(self._sql(statement))
+                if self.postgres and statement is _SCHEMA[0]:
+                    cursor.execute(self._sql("LOCK TABLE {p}tracking IN SHARE ROW EXCLUSIVE MODE"))
             cursor.execute(
                 self._sql(
                     "INSERT INTO {p}tracking (name, position) VALUES (?, 0) "
@@ -388,9 +396,18 @@ class ViewStore:
         self, batch: Sequence[tuple[int, Record]], start: int, end: int, balances: dict[str, int]
     ) -> None:
         """Apply records (with their event positions) and move tracking from ``start`` to
-        ``end`` in one transaction; ``balances`` are the running balances, updated here."""
+        ``end`` in one transaction; ``balances`` are the running balances, updated here (also
+        when the write fails: pass a copy).
+
+        The records are gathered into rows first, then written table by table, each table's
+        rows in one statement (``executemany``: on PostgreSQL one round trip, not one a row).
+        The order that matters is kept: a recall line's balance without legs is the running
+        balance at its turn in the batch, and its legs are read after the batch's legs are
+        written."""
+        rows = _Rows(balances)
+        for position, record in batch:
+            rows.add(position, record)
         sql = self._sql
-        changed: set[str] = set()
         with self.transaction() as cursor:
             cursor.execute(
                 sql("UPDATE {p}tracking SET position = ? WHERE name = ? AND position = ?"),
@@ -398,160 +415,107 @@ class ViewStore:
             )
             if cursor.rowcount != 1:
                 raise StaleBatch(f"views are no longer at position {start}")
-            for position, record in batch:
-                if isinstance(record, Journal):
-                    self._journal(cursor, position, record, balances, changed)
-                elif isinstance(record, RecallLine):
-                    self._recall(cursor, position, record, balances)
-                elif isinstance(record, OpenRound):
-                    cursor.execute(
-                        sql(
-                            "INSERT INTO {p}open_rounds (round_uuid, round_id, deadline) "
-                            "VALUES (?, ?, ?) ON CONFLICT (round_uuid) DO NOTHING"
-                        ),
-                        (str(record.round_uuid), record.round_id, record.deadline.isoformat()),
-                    )
-                else:
-                    cursor.execute(
-                        sql("DELETE FROM {p}open_rounds WHERE round_id = ?"), (record.round_id,)
-                    )
-                    self._round(cursor, position, record)
-            for account in changed:
-                cursor.execute(
-                    sql(
-                        "INSERT INTO {p}accounts (account, balance) VALUES (?, ?) "
-                        "ON CONFLICT (account) DO UPDATE SET balance = ?"
-                    ),
-                    (account, balances[account], balances[account]),
-                )
+            for statement, values in (
+                (self.INSERT_JOURNAL, rows.journal),
+                (self.INSERT_LEG, rows.legs),
+                (self.INSERT_OPEN_ROUND, rows.opened),
+                (self.DELETE_OPEN_ROUND, rows.closed),
+                (self.INSERT_ROUND, rows.rounds),
+                (self.INSERT_ROUND_PLAYER, rows.round_players),
+                (self.UPSERT_ACCOUNT, [(a, balances[a], balances[a]) for a in rows.changed]),
+            ):
+                if values:
+                    cursor.executemany(sql(statement), values)
+            recalled = self._recall(cursor, rows.recall)  # the legs are written: read them
+            if recalled:
+                cursor.executemany(sql(self.INSERT_PLAYER_ROUND), recalled)
 
-    def _journal(
-        self,
-        cursor: Any,
-        position: int,
-        record: Journal,
-        balances: dict[str, int],
-        changed: set[str],
-    ) -> None:
-        cursor.execute(
-            self._sql(
-                "INSERT INTO {p}journal (txn_id, kind, round_id, transfer_id, "
-                "at) VALUES (?, ?, ?, ?, ?)"
-            ),
-            (position, record.kind, record.round_id, record.transfer_id, record.at.isoformat()),
-        )
-        for leg in record.legs:
-            balances[leg.account] = balances.get(leg.account, 0) + leg.amount
-            changed.add(leg.account)
-            cursor.execute(
-                self._sql(
-                    "INSERT INTO {p}legs (txn_id, account, amount, "
-                    "balance_after) VALUES (?, ?, ?, ?)"
-                ),
-                (position, leg.account, leg.amount, balances[leg.account]),
-            )
-
-    RECALL_LEGS = (
-        "SELECT amount, balance_after FROM {p}legs WHERE account = ? AND txn_id IN "
+    INSERT_JOURNAL = (
+        "INSERT INTO {p}journal (txn_id, kind, round_id, transfer_id, at) VALUES (?, ?, ?, ?, ?)"
+    )
+    INSERT_LEG = "INSERT INTO {p}legs (txn_id, account, amount, balance_after) VALUES (?, ?, ?, ?)"
+    INSERT_OPEN_ROUND = (
+        "INSERT INTO {p}open_rounds (round_uuid, round_id, deadline) VALUES (?, ?, ?) "
+        "ON CONFLICT (round_uuid) DO NOTHING"
+    )
+    DELETE_OPEN_ROUND = "DELETE FROM {p}open_rounds WHERE round_id = ?"
+    INSERT_ROUND = (
+        "INSERT INTO {p}rounds (round_id, table_id, number, outcome, base_stake, ruleset, "
+        "dealt_at, ended_at, server_seed, result, receipt, position) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    INSERT_ROUND_PLAYER = (
+        "INSERT INTO {p}round_players (round_id, player_id, table_id, seat, points, coins, "
+        "foul, special, piles_won, scoops, home_run, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    INSERT_PLAYER_ROUND = (
+        "INSERT INTO {p}player_rounds (player_id, position, round_id, table_id, number, seat, "
+        "outcome, base_stake, dealt_at, ended_at, cards, front, middle, back, special, foul, "
+        "foul_reason, escaped, points, coins, balance_before, balance_after) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    UPSERT_ACCOUNT = (
+        "INSERT INTO {p}accounts (account, balance) VALUES (?, ?) "
+        "ON CONFLICT (account) DO UPDATE SET balance = ?"
+    )
+    ROUND_LEGS = (
+        "SELECT account, amount, balance_after FROM {p}legs WHERE txn_id IN "
         "(SELECT txn_id FROM {p}journal WHERE round_id = ?) ORDER BY txn_id"
     )
-    """A player's legs in one round: the round's few journal entries by their index, then the
-    legs by key (a join may instead walk every leg of the player, which grows with time)."""
+    """Every leg of one round: the round's few journal entries by their index, then their legs
+    by the legs' transaction index (a join may instead walk every leg of a player, which grows
+    with time)."""
 
     def _recall(
-        self, cursor: Any, position: int, line: RecallLine, balances: dict[str, int]
-    ) -> None:
-        """The line with the player's balance just before the round's first coin movement and
-        just after its last (R9, R11), read from the legs already written in this transaction;
-        with none, the balance as the round ended."""
-        cursor.execute(self._sql(self.RECALL_LEGS), (line.player_id, line.round_id))
-        legs = cursor.fetchall()
-        if legs:
-            before, after = int(legs[0][1]) - int(legs[0][0]), int(legs[-1][1])
-        else:
-            before = after = balances.get(line.player_id, 0)
-        cursor.execute(
-            self._sql(
-                "INSERT INTO {p}player_rounds (player_id, position, round_id, table_id, number, "
-                "seat, outcome, base_stake, dealt_at, ended_at, cards, front, middle, back, "
-                "special, foul, foul_reason, escaped, points, coins, balance_before, "
-                "balance_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?)"
-            ),
-            (
-                line.player_id,
-                position,
-                line.round_id,
-                line.table_id,
-                line.number,
-                line.seat,
-                line.outcome,
-                line.base_stake,
-                line.dealt_at.isoformat(),
-                line.ended_at.isoformat(),
-                json.dumps(line.cards),
-                json.dumps(line.front),
-                json.dumps(line.middle),
-                json.dumps(line.back),
-                line.special,
-                int(line.foul),
-                line.foul_reason,
-                int(line.escaped),
-                line.points,
-                line.coins,
-                before,
-                after,
-            ),
-        )
-
-    def _round(self, cursor: Any, position: int, record: RoundRecord) -> None:
-        result = json.dumps(record.result.to_dict()) if record.result else None
-        cursor.execute(
-            self._sql(
-                "INSERT INTO {p}rounds (round_id, table_id, number, outcome, base_stake, ruleset, "
-                "dealt_at, ended_at, server_seed, result, receipt, position) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            ),
-            (
-                record.round_id,
-                record.table_id,
-                record.number,
-                record.outcome,
-                record.base_stake,
-                json.dumps(record.ruleset),
-                record.dealt_at.isoformat(),
-                record.ended_at.isoformat(),
-                record.server_seed,
-                result,
-                record.receipt,
-                position,
-            ),
-        )
-        for line in record.players:
-            self._player_line(cursor, line)
-
-    def _player_line(self, cursor: Any, line: PlayerLine) -> None:
-        cursor.execute(
-            self._sql(
-                "INSERT INTO {p}round_players (round_id, player_id, table_id, seat, points, coins, "
-                "foul, special, piles_won, scoops, home_run, at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            ),
-            (
-                line.round_id,
-                line.player_id,
-                line.table_id,
-                line.seat,
-                line.points,
-                line.coins,
-                int(line.foul),
-                line.special,
-                line.piles_won,
-                line.scoops,
-                int(line.home_run),
-                line.at.isoformat(),
-            ),
-        )
+        self, cursor: Any, lines: list[tuple[int, RecallLine, int]]
+    ) -> list[tuple[Any, ...]]:
+        """The ``player_rounds`` rows of ``lines`` (each with its position and the player's
+        running balance at its turn), each with the player's balance just before the round's
+        first coin movement and just after its last (R9, R11), read from the legs already
+        written in this transaction (one query a round); with none, that running balance.
+        Reading every leg of the batch is reading those before each line: a round's legs all
+        come before its recall lines (the settlement first, and the round is over after)."""
+        legs: dict[str, dict[str, list[tuple[int, int]]]] = {}
+        for round_id in dict.fromkeys(line.round_id for _, line, _ in lines):
+            cursor.execute(self._sql(self.ROUND_LEGS), (round_id,))
+            of_round = legs[round_id] = {}
+            for account, amount, balance_after in cursor.fetchall():
+                of_round.setdefault(account, []).append((int(amount), int(balance_after)))
+        values = []
+        for position, line, running in lines:
+            mine = legs[line.round_id].get(line.player_id)
+            if mine:
+                before, after = mine[0][1] - mine[0][0], mine[-1][1]
+            else:
+                before = after = running
+            values.append(
+                (
+                    line.player_id,
+                    position,
+                    line.round_id,
+                    line.table_id,
+                    line.number,
+                    line.seat,
+                    line.outcome,
+                    line.base_stake,
+                    line.dealt_at.isoformat(),
+                    line.ended_at.isoformat(),
+                    json.dumps(line.cards),
+                    json.dumps(line.front),
+                    json.dumps(line.middle),
+                    json.dumps(line.back),
+                    line.special,
+                    int(line.foul),
+                    line.foul_reason,
+                    int(line.escaped),
+                    line.points,
+                    line.coins,
+                    before,
+                    after,
+                )
+            )
+        return values
 
     # Reading ------------------------------------------------------------------------------
 
@@ -713,3 +677,73 @@ def _player_round(player_id: str, row: Sequence[Any]) -> PlayerRound:
         coins=int(coins),
     )
     return PlayerRound(int(position), line, int(row[19]), int(row[20]))
+
+
+class _Rows:
+    """A batch of records as the rows of each view table, in record order; ``balances`` (the
+    running balances) move on with each leg."""
+
+    def __init__(self, balances: dict[str, int]) -> None:
+        self.balances = balances
+        self.changed: dict[str, None] = {}  # accounts whose balance moved, in order
+        self.journal: list[tuple[Any, ...]] = []
+        self.legs: list[tuple[Any, ...]] = []
+        self.opened: list[tuple[Any, ...]] = []
+        self.closed: list[tuple[Any, ...]] = []
+        self.rounds: list[tuple[Any, ...]] = []
+        self.round_players: list[tuple[Any, ...]] = []
+        self.recall: list[tuple[int, RecallLine, int]] = []
+
+    def add(self, position: int, record: Record) -> None:
+        if isinstance(record, Journal):
+            self.journal.append(
+                (position, record.kind, record.round_id, record.transfer_id, record.at.isoformat())
+            )
+            for leg in record.legs:
+                balance = self.balances[leg.account] = (
+                    self.balances.get(leg.account, 0) + leg.amount
+                )
+                self.changed[leg.account] = None
+                self.legs.append((position, leg.account, leg.amount, balance))
+        elif isinstance(record, RecallLine):
+            self.recall.append((position, record, self.balances.get(record.player_id, 0)))
+        elif isinstance(record, OpenRound):
+            self.opened.append(
+                (str(record.round_uuid), record.round_id, record.deadline.isoformat())
+            )
+        else:
+            self.closed.append((record.round_id,))
+            self.rounds.append(
+                (
+                    record.round_id,
+                    record.table_id,
+                    record.number,
+                    record.outcome,
+                    record.base_stake,
+                    json.dumps(record.ruleset),
+                    record.dealt_at.isoformat(),
+                    record.ended_at.isoformat(),
+                    record.server_seed,
+                    json.dumps(record.result.to_dict()) if record.result else None,
+                    record.receipt,
+                    position,
+                )
+            )
+            self.round_players.extend(_player_line(line) for line in record.players)
+
+
+def _player_line(line: PlayerLine) -> tuple[Any, ...]:
+    return (
+        line.round_id,
+        line.player_id,
+        line.table_id,
+        line.seat,
+        line.points,
+        line.coins,
+        int(line.foul),
+        line.special,
+        line.piles_won,
+        line.scoops,
+        int(line.home_run),
+        line.at.isoformat(),
+    )

@@ -171,6 +171,13 @@ class Thirteen(EventLogApplication):
         check_id(table_id, "table_id")
         return self._get(Table, table_uuid(table_id), f"table {table_id!r} does not exist")
 
+    def check_table(self, table_id: str) -> None:
+        """NOT_FOUND unless the table was opened: one indexed read of its first event instead
+        of loading (and copying) the aggregate, for a call that reads only the views."""
+        check_id(table_id, "table_id")
+        if not self.recorder.select_events(table_uuid(table_id), limit=1):
+            raise NotFound(f"table {table_id!r} does not exist")
+
     def round(self, round_id: str) -> Round:
         check_id(round_id, "round_id")
         return self._get(Round, round_uuid(round_id), f"round {round_id!r} does not exist")

@@ -72,7 +72,10 @@ class EventLogApplication(Application[UUID]):
         postgres = self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres"
         self.writer = Writer(self, fastforward=postgres)
         # What this process committed last, with positions: readers that follow the log (the
-        # follower, the projector) take them from here instead of reading and decoding again.
+        # follower, the projector, the watch streams) take them from here instead of reading
+        # and decoding again, where nothing else can lie between (``from_memory``). The event
+        # objects are shared with the writer's aggregates and every reader: nothing may change
+        # an event (or a list or dict in it) once it is committed.
         self.recent: deque[tuple[int, Any]] = deque(maxlen=RECENT)
         # The transparency log's leaf hash of each event this process committed last, by
         # position: its appender takes them from here instead of reading and hashing again.
@@ -114,8 +117,7 @@ class EventLogApplication(Application[UUID]):
         """Store ``events`` in one transaction, each linked to the one before it in its stream
         (``domain.chain``) as it is encoded, and tell the listeners."""
         recordings = self.heads.commit(events, functools.partial(self.events.put, events))
-        if not self.writer.fastforward:  # this process is the store's only writer
-            self.recent.extend((r.notification.id, r.domain_event) for r in recordings)
+        self.recent.extend((r.notification.id, r.domain_event) for r in recordings)
         if self.heads.keep_leaves:
             self._keep_leaves(recordings)
         for listener in self.listeners:  # stored already: a listener's fault is only logged
@@ -220,29 +222,58 @@ class EventLogApplication(Application[UUID]):
     ) -> list[tuple[int, Any]]:
         """Stored events after a position in the log, with their positions. With ``topics``,
         only events of those topics are decoded; the others come as ``None`` so that a reader
-        still advances past them."""
-        fed = self._from_recent(position, limit, topics)
-        if fed is not None:
-            return fed
-        notifications = self.recorder.select_notifications(start=position + 1, limit=limit)
-        return [
-            (n.id, self.mapper.to_domain_event(n) if topics is None or n.topic in topics else None)
-            for n in notifications
-        ]
-
-    def _from_recent(
-        self, position: int, limit: int, topics: Collection[str] | None
-    ) -> list[tuple[int, Any]] | None:
-        """The events after ``position`` from this process's recent commits, when it is the
-        store's only writer and ``position`` is one of them (then nothing can lie between);
-        None when the log must be read."""
+        still advances past them. This process's own latest commits come from memory
+        (``from_memory``), the rest from the log, where an event this process committed is not
+        decoded again either."""
         recent = list(self.recent)  # a snapshot: the writer appends meanwhile
-        if not recent or not recent[0][0] <= position <= recent[-1][0]:
-            return None
-        start = bisect.bisect_left(recent, position, key=lambda entry: entry[0])
-        if recent[start][0] != position:
-            return None
-        return [
+        run, whole = from_memory(recent, position, limit, only_writer=not self.writer.fastforward)
+        found = [
             (p, event if topics is None or get_topic(type(event)) in topics else None)
-            for p, event in recent[start + 1 : start + 1 + limit]
+            for p, event in run
         ]
+        if whole:
+            return found
+        after = run[-1][0] if run else position
+        read = self.recorder.select_notifications(start=after + 1, limit=limit - len(run))
+        known = mine_after(recent, after) if read else {}
+        for n in read:
+            if topics is not None and n.topic not in topics:
+                found.append((n.id, None))
+            else:
+                mine = known.get(n.id)
+                found.append((n.id, mine if mine is not None else self.mapper.to_domain_event(n)))
+        return found
+
+
+def from_memory(
+    recent: Sequence[tuple[int, T]], after: int, limit: int, *, only_writer: bool
+) -> tuple[list[tuple[int, T]], bool]:
+    """What a reader at position ``after`` can take from ``recent`` (this process's latest
+    commits, by position, oldest first), and whether that is all it needs now.
+
+    The run is the entries at ``after + 1``, ``after + 2``, … up to the first gap, at most
+    ``limit``: each was committed by this process and every position between ``after`` and the
+    last of them is one of them, so the reader misses nothing, on SQLite or on PostgreSQL, where
+    other replicas commit in the gaps. It is all when it reaches ``limit``, or when this process
+    is the store's ``only_writer`` and the run ends at its latest commit (nothing can have been
+    committed since); otherwise the reader goes on in the log after the run."""
+    if limit <= 0:  # nothing asked for: not the entry after ``after``, nor the log's LIMIT -1
+        return [], True
+    if not recent:
+        return [], False
+    start = bisect.bisect_left(recent, after + 1, key=lambda entry: entry[0])
+    if start == len(recent) or recent[start][0] != after + 1:
+        return [], only_writer and recent[-1][0] == after
+    run = [recent[start]]
+    for entry in recent[start + 1 : start + limit]:
+        if entry[0] != run[-1][0] + 1:
+            break
+        run.append(entry)
+    return run, len(run) == limit or (only_writer and run[-1][0] == recent[-1][0])
+
+
+def mine_after(recent: Sequence[tuple[int, T]], after: int) -> dict[int, T]:
+    """The entries of ``recent`` after position ``after``, by position: what a read of the log
+    need not decode (or hash) again."""
+    start = bisect.bisect_right(recent, after, key=lambda entry: entry[0])
+    return dict(recent[start:])

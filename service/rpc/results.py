@@ -55,7 +55,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         return found
 
     def _table_history(self, table_id: str, after: int, limit: int) -> list[FinishedRound]:
-        self.app.table(table_id)  # NOT_FOUND for an unknown table
+        self.app.check_table(table_id)  # NOT_FOUND for an unknown table
         return self.views.read(
             lambda s: s.table_history(table_id, after, limit), f"the rounds of table {table_id!r}"
         )

@@ -69,6 +69,7 @@ from service.errors import (
     Unavailable,
     UnknownWitness,
 )
+from service.event_log import from_memory, mine_after
 from service.evidence import record_of
 from service.transparency.store import StaleTree, StoredCheckpoint, TreeState, TreeStore
 
@@ -395,14 +396,14 @@ class TransparencyLog(LogReader):
     def _new_leaves(self, after: int) -> list[tuple[int, bytes]]:
         """(position, leaf hash) of the events stored after ``after``, in log order."""
         recent = list(self.app.logged)  # a snapshot: the writer appends meanwhile
-        if self._single_writer and recent and recent[0][0] <= after <= recent[-1][0]:
-            for at, (position, _) in enumerate(recent):
-                if position == after:  # this process wrote everything after it
-                    return recent[at + 1 : at + 1 + BATCH]
-        known = dict(recent)
-        return [
-            (n.id, known.get(n.id) or leaf_hash(leaf_data(record_of(n.id, n))))
-            for n in self.app.recorder.select_notifications(start=after + 1, limit=BATCH)
+        run, whole = from_memory(recent, after, BATCH, only_writer=self._single_writer)
+        if whole:
+            return run
+        start = run[-1][0] if run else after
+        read = self.app.recorder.select_notifications(start=start + 1, limit=BATCH - len(run))
+        known = mine_after(recent, start) if read else {}
+        return run + [
+            (n.id, known.get(n.id) or leaf_hash(leaf_data(record_of(n.id, n)))) for n in read
         ]
 
     def append_once(self) -> int:

@@ -12,7 +12,11 @@ is in ``tests.bench.load``, the PostgreSQL schema and wait sampling in ``tests.b
 Configurations, each on a store of its own:
 
 * SQLite (a file in a temp dir), one process: the ratio of command rate to health check rate,
-  target >= 0.5, and where a command's time goes (CPU per call, server and client).
+  target >= 0.5, where a command's time goes (CPU per call, server and client), the ceiling
+  (``DiagnosticsService/Echo``: the whole stack with no command) and what the target leaves a
+  command on this machine: at half the health check rate, the CPU one server process (one GIL)
+  may spend per command, and what the cores leave the server(s) once the client has had its
+  share, each beside what the same run measured.
 * PostgreSQL, one process, in a fresh schema: target ratio >= 0.35.
 * PostgreSQL, two processes on one fresh schema (separate ports); each client thread sends its
   calls to the two in turn, so every table gets commands through both: target >= 1.5x the one
@@ -268,6 +272,30 @@ def _targets(run: Run, ratio: float | None) -> str:
     )
 
 
+def _budget(run: Run, ratio: float) -> str:
+    """What ``ratio`` leaves a command on this machine, from this run's own figures: at that
+    rate one server process (one GIL) can spend at most 1/rate of CPU per command whatever the
+    cores, and the whole machine CORES/rate for the client and the server together."""
+    rate = ratio * run.health.rate(run.health.calls)
+    calls = run.rounds.calls
+    client = run.rounds.cpu.client / calls * 1e6
+    helper = run.rounds.cpu.helper / calls * 1e6
+    machine = CORES / rate * 1e6
+    echo = (
+        f"; an echo (no command) costs it {run.echo.server_cpu / run.echo.calls * 1e6:,.0f} us"
+        if run.echo is not None
+        else ""
+    )
+    return (
+        f"  what the target leaves a command here: at {ratio:.0%} = {rate:,.0f} commands/s one "
+        f"server process can spend at most {1e6 / rate:,.0f} us of CPU per command{echo}, a "
+        f"command {run.rounds.server_cpu / calls * 1e6:,.0f} us; the {CORES} cores give "
+        f"{machine:,.0f} us per command to the client and the server(s) together, of which the "
+        f"client takes {client:,.0f} us (+{helper:,.0f} us arranging): "
+        f"{machine - client - helper:,.0f} us would be left for every server process together"
+    )
+
+
 def report() -> Iterator[str]:
     """The figures, line by line as they are measured (about 2 to 3 minutes)."""
     data = Path(tempfile.mkdtemp(prefix="thirteen-bench-"))
@@ -289,6 +317,7 @@ def report() -> Iterator[str]:
             echo=True,
         )
         yield _targets(sqlite, TARGET_RATIO)
+        yield _budget(sqlite, TARGET_RATIO)
         yield access.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
         yield metrics.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
 

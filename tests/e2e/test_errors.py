@@ -11,7 +11,12 @@ import pytest
 from domain.cards import DECK, format_cards
 from domain.ids import deal_round_id
 from domain.specials import qualifying
-from service._generated.thirteen.v1 import table_pb2, wallet_pb2
+from service._generated.thirteen.v1 import (
+    results_pb2,
+    results_pb2_grpc,
+    table_pb2,
+    wallet_pb2,
+)
 from tests.e2e.helpers import (
     arrange_well,
     assert_no_table_event_since,
@@ -340,6 +345,10 @@ def test_unknown_tables_rounds_and_players_are_not_found(server):
         ),
         (server.tables.Reveal, table_pb2.RevealRequest(round_id="no-round")),
         (server.tables.GetRound, table_pb2.GetRoundRequest(round_id="no-round")),
+        (
+            results_pb2_grpc.ResultsServiceStub(server.channel).ListRoundResults,
+            results_pb2.ListRoundResultsRequest(table_id="nowhere"),
+        ),
     ]
     mark = head(server)
     with nothing_stored(server, tables=["t"], rounds=[dealt.round_id], players=["A", "B", "ghost"]):
@@ -352,6 +361,10 @@ def test_unknown_tables_rounds_and_players_are_not_found(server):
             "NOT_FOUND",
         )
     assert_no_table_event_since(server, "t", mark)
+    listed = results_pb2_grpc.ResultsServiceStub(server.channel).ListRoundResults(
+        results_pb2.ListRoundResultsRequest(table_id="t")
+    )
+    assert list(listed.rounds) == []  # opened, with no round over yet: found, and empty
 
 
 # Wrong phase or rule: FAILED_PRECONDITION -------------------------------------------------------

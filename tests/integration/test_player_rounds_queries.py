@@ -1,6 +1,6 @@
 """Game recall's reads on both view stores: a page is one backward range read of the
 ``player_rounds`` primary key with no sort, and the balances around a round are found from the
-round's journal entries (their index), not by walking the player's whole ledger."""
+round's journal entries (their index), not by walking the players' whole ledgers."""
 
 from __future__ import annotations
 
@@ -52,10 +52,12 @@ def test_a_recall_page_reads_the_primary_key_backwards_without_sorting(views):
 
 
 def test_the_balances_around_a_round_are_read_through_the_round_s_journal_index(views):
-    found = plan(views, ViewStore.RECALL_LEGS, ("ann", "r1"))
+    """One query a round (issue 10: not one a player): its journal entries by their round
+    index, then their legs by the legs' transaction index."""
+    found = plan(views, ViewStore.ROUND_LEGS, ("r1",))
     if views.postgres:
         assert "journal_by_round" in found, found
-        assert "thirteen_view_legs_pkey" in found, found
+        assert "thirteen_view_legs_by_txn" in found, found
     else:
         assert "USING INDEX view_journal_by_round (round_id=?)" in found, found
-        assert "(account=? AND txn_id=?)" in found, found
+        assert "USING INDEX view_legs_by_txn (txn_id=?)" in found, found

@@ -427,3 +427,21 @@ def test_a_store_from_before_cosignature_times_gets_the_column_and_keeps_its_lin
         log.create()  # again: nothing to add
     finally:
         app.close()
+
+
+def test_leaves_missing_from_memory_are_read_from_the_log_not_skipped(app):
+    """Issue 10: the appender takes this process's leaves from memory only where they continue
+    the tree without a gap. A commit whose leaves memory lacks (one dropped here) sits between
+    two that it has: the appender reads that one from the log, and every event is a leaf, in
+    order. Before, a sole writer's appender went on from memory past the gap."""
+    log = new_log(app)
+    credits(app, 4)
+    log.append_once()
+    credits(app, 6, start=4)
+    dropped = len(app.logged) - 5  # a leaf in the middle of what the appender has not seen
+    kept = [entry for at, entry in enumerate(app.logged) if at != dropped]
+    app.logged.clear()
+    app.logged.extend(kept)
+    log.append_once()
+    log.sign_if_due()
+    assert_every_event_is_its_leaf(app, log)
