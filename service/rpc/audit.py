@@ -11,13 +11,12 @@ from domain import visibility
 from domain.audit import passed
 from domain.errors import PhaseError
 from projections.store import ViewStore
-from service import caller
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
 from service.evidence import Decoder, Evidence, StoreReader, audit
+from service.rpc.rounds import known_round
 from service.rpc.runner import Runner, rpc
 from service.rpc.views import Views
-from service.security.access import check_round_readable
 from service.transparency.audits import StoreLogAudit
 from service.transparency.exports import logged
 from service.transparency.log import TransparencyLog
@@ -69,15 +68,14 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     def _evidence(self, round_id: str) -> Evidence:
         """The evidence of a round to audit: an auditor's once the round is over (before, the
         findings would tell who arranged a foul or declared a special), an admin's always."""
-        round_ = self.app.round(round_id)  # INVALID_ARGUMENT for an empty id, NOT_FOUND
-        check_round_readable(caller.current(), round_id, visibility.is_public(round_))
+        known_round(self.app, round_id)  # refused alike in progress and unknown (auditors)
         return self.reader.evidence(round_id)
 
     def _export(self, round_id: str) -> Evidence:
         """The evidence of a finished round. Before the end it would carry secrets: every
         hand and submission, and the opening of a table opened by the first versions holds
         the first round's server seed in clear (R12.1)."""
-        if not visibility.is_public(self.app.round(round_id)):
+        if not visibility.is_public(known_round(self.app, round_id)):  # a dealer's or admin's
             raise PhaseError(
                 f"round {round_id} is not over yet: it can be exported once it is "
                 "revealed or abandoned",

@@ -10,6 +10,7 @@ from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_
 from service.application import Thirteen, check_id, no_wallet
 from service.errors import NotFound
 from service.rpc import mapping, paging
+from service.rpc.rounds import known_round
 from service.rpc.runner import Runner, rpc
 from service.rpc.views import Views
 
@@ -42,7 +43,9 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         check_id(round_id, "round_id")  # before the view: PostgreSQL text cannot hold NUL
 
         def ended() -> bool:
-            if not self.app.round(round_id).ended:  # NOT_FOUND for an unknown round
+            # A reader or an auditor is refused alike for a round in progress and for none
+            # (``known_round``); a dealer or an admin hears which.
+            if not known_round(self.app, round_id).ended:
                 raise PhaseError(f"round {round_id} is not revealed yet", field="round_id")
             return True
 

@@ -17,10 +17,11 @@ from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
 from service.application import ArrangeResult, RevealResult, StandUpResult, Thirteen
 from service.rpc import mapping, paging
+from service.rpc.rounds import known_round
 from service.rpc.runner import Runner, request_id_of, rpc
 from service.rpc.status import to_status
 from service.rpc.watch import WatchHub
-from service.security.access import check_round_readable, viewer_for
+from service.security.access import viewer_for
 
 Context = grpc.aio.ServicerContext
 
@@ -163,9 +164,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: pb.GetRoundRequest, context: Context[pb.GetRoundRequest, pb.GetRoundResponse]
     ) -> pb.GetRoundResponse:
         viewer = mapping.viewer(request.viewer)
-        round_ = await self.run(self.app.round, request.round_id)
+        round_ = await self.run(known_round, self.app, request.round_id)
         who = caller.current()
-        check_round_readable(who, round_.round_id, visibility.is_public(round_))
         if viewer and not who.admin:
             table = await self.run(self.app.table, round_.table_id)
             viewer = viewer_for(who, viewer, table.table_id, table.dealer)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import grpc
 
-from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid
 from domain.limits import MAX_POSITION
 from service import caller
 from service._generated.thirteen.v1 import transparency_pb2 as pb
 from service._generated.thirteen.v1 import transparency_pb2_grpc
-from service.application import Thirteen, check_id
+from service.application import Thirteen
 from service.errors import NotFound, Unavailable
+from service.rpc.rounds import known_round
 from service.rpc.runner import Runner, rpc
-from service.security.access import check_round_known, sees_rounds_in_progress
+from service.security.access import sees_rounds_in_progress
 from service.transparency.log import TransparencyLog
 
 Context = grpc.aio.ServicerContext
@@ -38,12 +38,7 @@ class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
     def _round_events(self, round_id: str) -> list[tuple[str, int, int]]:
         """The round's events, to a caller who may read the round (``check_round_known``:
         the answer tells no one else whether it exists, nor how many events it has)."""
-        check_id(round_id, "round_id")
-        try:
-            over: bool | None = visibility.is_public(self.app.round(round_id))
-        except NotFound:
-            over = None
-        check_round_known(caller.current(), round_id, over)
+        known_round(self.app, round_id)
         stream = round_uuid(round_id)
         versions = [e.originator_version for e in self.app.recorder.select_events(stream)]
         positions = self.app.positions([(stream, v) for v in versions])

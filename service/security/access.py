@@ -40,7 +40,7 @@ METHOD_ROLES: dict[str, tuple[str, ...]] = {
     "Arrange": (DEALER,),
     "Reveal": (DEALER,),
     "WatchTable": (DEALER,),
-    # readers and auditors see a round once it is over (``check_round_readable``)
+    # readers and auditors see a round once it is over (``check_round_known``)
     "GetRound": (DEALER, READER, AUDITOR),
     # thirteen.v1.ResultsService
     "GetRoundResult": (READER, AUDITOR),
@@ -122,22 +122,13 @@ def sees_rounds_in_progress(caller: Caller) -> bool:
     return caller.has(DEALER)
 
 
-def check_round_readable(caller: Caller, round_id: str, over: bool) -> None:
-    """Readers and auditors see a round only once it is over; dealers and admin always."""
-    if over or sees_rounds_in_progress(caller):
-        return
-    raise PermissionDenied(
-        f"round {round_id!r} is not over yet: before its end only a dealer or an admin may read it",
-        roles=(DEALER, ADMIN),
-    )
-
-
 def check_round_known(caller: Caller, round_id: str, over: bool | None) -> None:
-    """``check_round_readable`` for an answer that must not tell whether a round exists
-    (``over`` None: it does not; ``GetInclusionProof`` of a round, issue 12). Permission comes
-    before existence (AIP-211): a caller who may not read rounds in progress is refused alike,
-    PERMISSION_DENIED with one message, for a round in progress and for none at all; a dealer
-    or an admin, who may read both, hears NOT_FOUND for a round that does not exist."""
+    """Readers and auditors see a round only once it is over; dealers and admin always. The
+    answer must not tell whether a round exists (``over`` None: it does not): permission comes
+    before existence (AIP-211), so a caller who may not read rounds in progress is refused
+    alike, PERMISSION_DENIED with one message, for a round in progress and for none at all; a
+    dealer or an admin, who may read both, hears NOT_FOUND for a round that does not exist
+    (``service.rpc.rounds``)."""
     if sees_rounds_in_progress(caller):
         if over is None:
             raise NotFound(f"round {round_id!r} does not exist")
@@ -146,6 +137,6 @@ def check_round_known(caller: Caller, round_id: str, over: bool | None) -> None:
         return
     raise PermissionDenied(
         f"round {round_id!r} is not over, or does not exist: before a round's end only a dealer "
-        "or an admin may ask for its proofs",
+        "or an admin may read it",
         roles=(DEALER, ADMIN),
     )

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from service.caller import Caller
-from service.errors import PermissionDenied, Unauthenticated
-from service.security.access import authorize, check_dealer, check_round_readable, runs_table
+from service.errors import NotFound, PermissionDenied, Unauthenticated
+from service.security.access import authorize, check_dealer, check_round_known, runs_table
 from service.security.identity import identity_in
 from service.security.policy import Policy, PolicyError
 from tests.support.certs import Authority
@@ -69,10 +69,23 @@ def test_a_table_is_run_by_its_dealer_or_an_admin(identity, roles, dealer, runs)
 
 def test_readers_see_a_round_once_it_is_over_dealers_always():
     reader = Caller("r", frozenset({"reader"}))
-    check_round_readable(reader, "r1", over=True)
+    check_round_known(reader, "r1", over=True)
     with pytest.raises(PermissionDenied):
-        check_round_readable(reader, "r1", over=False)
-    check_round_readable(Caller("d", frozenset({"dealer"})), "r1", over=False)
+        check_round_known(reader, "r1", over=False)
+    check_round_known(Caller("d", frozenset({"dealer"})), "r1", over=False)
+
+
+def test_a_reader_cannot_tell_a_round_in_progress_from_none_a_dealer_hears_not_found():
+    """AIP-211, permission before existence: the same refusal, word for word, either way."""
+    reader = Caller("r", frozenset({"reader", "auditor"}))
+    refusals = []
+    for over in (False, None):
+        with pytest.raises(PermissionDenied) as refused:
+            check_round_known(reader, "r1", over=over)
+        refusals.append(refused.value.message)
+    assert refusals[0] == refusals[1]
+    with pytest.raises(NotFound):
+        check_round_known(Caller("d", frozenset({"dealer"})), "r1", over=None)
 
 
 @pytest.mark.parametrize("name", ["anonymous", "thirteen:sweeper", "thirteen:in-process"])
