@@ -1,6 +1,7 @@
-"""A round as the caller may see it, from the RPCs that show one (``GetRound``, ``AuditRound``,
-``ExportRound``, a round's proofs): permission before existence (AIP-211), so that a caller who
-may not read rounds in progress cannot tell from the answer whether a round exists."""
+"""A round as the caller may see it, from the RPCs that show one (``GetRound``,
+``GetRoundResult``, ``AuditRound``, ``ExportRound``, a round's proofs): permission before
+existence (AIP-211), so that a caller who may not read rounds in progress cannot tell from the
+answer whether a round exists."""
 
 from __future__ import annotations
 
