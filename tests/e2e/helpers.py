@@ -434,3 +434,15 @@ def expected_coins(result: Any, players: Sequence[Any]) -> dict[str, int]:
         [p.balance_at_deal for p in active],
     )
     return {p.player_id: c for p, c in zip(active, coins, strict=True)}
+
+
+def showdowns(server: Any, table: str, rounds: int) -> list[str]:
+    """``rounds`` rounds at a seated ``table``, each dealt, arranged well and revealed; their
+    round ids in order."""
+    played = []
+    for _ in range(rounds):
+        dealt = deal(server, table)
+        arrange_well(server, dealt)
+        reveal(server, dealt.round_id)
+        played.append(dealt.round_id)
+    return played

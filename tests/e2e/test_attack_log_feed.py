@@ -29,7 +29,7 @@ from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 from service.storage import open_app, open_views
 from service.transparency.store import TreeStore
-from tests.e2e.helpers import arrange_well, deal, reveal, seated_table, wait_until
+from tests.e2e.helpers import seated_table, showdowns, wait_until
 from tests.e2e.test_witness import keys
 from tests.integration.test_attack_log_feed_units import assert_view_invariants, leaves_are_events
 from tests.support.serve_process import SCRIPT, ServeProcess
@@ -88,16 +88,6 @@ def credits_racing(
                 server.wallets.Credit(request, timeout=10)
 
     return run
-
-
-def play(server: ServeProcess, table: str, rounds: int) -> list[str]:
-    played = []
-    for _ in range(rounds):
-        dealt = deal(server, table)
-        arrange_well(server, dealt)
-        reveal(server, dealt.round_id)
-        played.append(dealt.round_id)
-    return played
 
 
 def table_positions(app: Any, table: str, rounds: list[str]) -> list[int]:
@@ -183,16 +173,16 @@ def test_replicas_killed_and_raced_feed_every_reader_exactly_the_log(tmp_path: P
             for thread in racing:
                 thread.start()
             played_b: list[str] = []
-            plays_b = threading.Thread(target=lambda: played_b.extend(play(b, "wb", 6)))
+            plays_b = threading.Thread(target=lambda: played_b.extend(showdowns(b, "wb", 6)))
             plays_b.start()
-            rounds["wa"] += play(a, "wa", 3)
+            rounds["wa"] += showdowns(a, "wa", 3)
             # Killed in the middle of the load: credits in flight on it, B still playing.
             servers[0] = None
             a.kill()
             a = serve()
             servers[0] = a
             after_kill = Stream(a, "wb", after=on_a.last())  # resumes where the dead one was
-            rounds["wa"] += play(a, "wa", 3)
+            rounds["wa"] += showdowns(a, "wa", 3)
             plays_b.join()
             rounds["wb"] += played_b
             stop.set()
@@ -296,14 +286,14 @@ def test_a_sqlite_server_killed_in_the_middle_of_load_feeds_every_reader_exactly
         for thread in racing:
             thread.start()
         for table in PLAYERS:
-            rounds[table] += play(server, table, 3)
+            rounds[table] += showdowns(server, table, 3)
         servers[:] = [None, None]
         server.kill()
         server = serve()
         servers[:] = [server, server]
         second = {t: Stream(server, t, after=first[t].last()) for t in PLAYERS}
         for table in PLAYERS:
-            rounds[table] += play(server, table, 3)
+            rounds[table] += showdowns(server, table, 3)
         stop.set()
         for thread in racing:
             thread.join()

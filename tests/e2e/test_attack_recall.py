@@ -39,6 +39,7 @@ from tests.e2e.helpers import (
     open_table,
     reveal,
     seated_table,
+    showdowns,
     sit,
     wait_until,
 )
@@ -71,13 +72,7 @@ def play(server: Any, table: str, rounds: int, players: list[str] | None = None)
         open_table(server, table)
         for player in players:
             sit(server, table, player)
-    played = []
-    for _ in range(rounds):
-        dealt = deal(server, table)
-        arrange_well(server, dealt)
-        reveal(server, dealt.round_id)
-        played.append(dealt.round_id)
-    return played
+    return showdowns(server, table, rounds)
 
 
 def caught_up(server: ServerThread) -> None:
