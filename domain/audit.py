@@ -13,19 +13,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.arrangement import Arrangement
-from domain.cards import parse_cards
-from domain.chain import StoredRecord, verify_chain
 from domain.errors import RuleError
-from domain.escape import escape_transfers
-from domain.fairness import Proof, prove
-from domain.play import declare
+from domain.fairness.proof import Proof, prove
+from domain.fairness.shuffle import check_player_seeds, in_seat_order
 from domain.results import RoundResult, record, round_result
 from domain.round import Outcome, Round
-from domain.ruleset import Ruleset
-from domain.shuffle import check_player_seeds, in_seat_order
-from domain.specials import Split
-from domain.stakes import round_base
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import parse_cards
+from domain.rules.escape import escape_transfers
+from domain.rules.play import declare
+from domain.rules.ruleset import Ruleset
+from domain.rules.specials import Split
+from domain.rules.stakes import round_base
+from domain.tlog.chain import StoredRecord, verify_chain
 
 CHAIN_RULE = "CHAIN"
 
@@ -140,7 +140,7 @@ def _verify_chain(evidence: RoundEvidence, report: _Report) -> None:
 
 
 class _Proofs:
-    """The fairness proof (``domain.fairness``) of the deal for each revealed seed, once."""
+    """The fairness proof (``domain.fairness.proof``) of the deal for each revealed seed, once."""
 
     def __init__(self, dealt: Round.Dealt) -> None:
         self.dealt = dealt

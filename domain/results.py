@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from domain.cards import format_cards
-from domain.scoring import PairScore, PileScore, PlayerScore, RoundScore
-from domain.specials import Special
+from domain.rules.cards import format_cards
+from domain.rules.scoring import PairScore, PileScore, PlayerScore, RoundScore
+from domain.rules.specials import Special
 
 if TYPE_CHECKING:
     from domain.round import Outcome, Round

@@ -17,26 +17,26 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.arrangement import Arrangement
-from domain.cards import Card, format_cards, parse_cards
 from domain.errors import PhaseError, RuleError
-from domain.escape import escape_transfers
-from domain.ids import round_uuid
-from domain.limits import check_deal
-from domain.play import NO_ARRANGEMENT, Play, declare
-from domain.results import ShowdownRecord, record, recorded_score
-from domain.ruleset import Ruleset
-from domain.scoring import RoundScore, Seat, score_round
-from domain.settlement import gross, settle
-from domain.shuffle import (
+from domain.fairness.shuffle import (
     check_player_seeds,
     commitment,
     deal,
     effective_client_seed,
     in_seat_order,
 )
-from domain.specials import Special, Split
-from domain.stakes import round_base
+from domain.ids import round_uuid
+from domain.results import ShowdownRecord, record, recorded_score
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import Card, format_cards, parse_cards
+from domain.rules.escape import escape_transfers
+from domain.rules.limits import check_deal
+from domain.rules.play import NO_ARRANGEMENT, Play, declare
+from domain.rules.ruleset import Ruleset
+from domain.rules.scoring import RoundScore, Seat, score_round
+from domain.rules.settlement import gross, settle
+from domain.rules.specials import Special, Split
+from domain.rules.stakes import round_base
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class Round(Aggregate):
         """R10.1, R12: deal 13 cards to each seated player from the committed seed, the client
         seed and the players' seeds (R12.8: only from players dealt in); R8.3, R8.4: fix the
         base stake and every balance. Refused while anything it would record exceeds
-        ``domain.limits``."""
+        ``domain.rules.limits``."""
         check_deal(table_id, number, balances, ruleset)
         players = list(balances)
         seeds = check_player_seeds(player_seeds or {}, players)

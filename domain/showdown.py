@@ -3,7 +3,7 @@ table, an escape when it falls between the deal and the showdown (R9, R10.3, R10
 R12.1). Each is one domain call on the loaded round, table and wallets, so that the
 application loads them, calls one function and saves them all in one transaction.
 
-Seeds come in as ``keys``, the seed keys the service holds (``domain.seeds``): the seed of the
+Seeds come in as ``keys``, the seed keys the service holds (``domain.fairness.seeds``): the seed of the
 round that ends is derived from the key the table's commitment names, and the table commits to
 its next round under the current key with ``nonce``, fresh randomness the service drew.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.errors import PhaseError
+from domain.fairness.seeds import KeyRing
 from domain.round import Outcome, Round
-from domain.seeds import KeyRing
 from domain.table import MIN_PLAYERS, Table
 from domain.wallet import Wallet
 

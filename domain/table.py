@@ -11,10 +11,10 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import PhaseError, SeatError
+from domain.fairness.seeds import KeyRing, SeedKeyMissing, commit, derive_seed
+from domain.fairness.shuffle import commitment
 from domain.ids import table_uuid
-from domain.ruleset import Ruleset
-from domain.seeds import KeyRing, SeedKeyMissing, commit, derive_seed
-from domain.shuffle import commitment
+from domain.rules.ruleset import Ruleset
 
 MAX_SEATS = 4
 MIN_PLAYERS = 2
@@ -30,7 +30,7 @@ class Table(Aggregate):
     """R10.1: seats 2 to 4 players; one round at a time.
 
     The table publishes the commitment to its next round's server seed (R12.1) with the id of
-    the seed key and the nonce it is derived from (``domain.seeds``); the seed itself is not in
+    the seed key and the nonce it is derived from (``domain.fairness.seeds``); the seed itself is not in
     its events, so the event store never holds a seed before its reveal. Tables opened by the
     first version recorded the next seed in clear (``server_seed``): such a table deals its next
     round with that seed, and commits under a key from that round's end.

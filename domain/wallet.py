@@ -9,7 +9,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.errors import PhaseError, RuleError, SeatError
 from domain.ids import transfer_uuid, wallet_uuid
-from domain.limits import MAX_BALANCE, MAX_TRANSFER, quoted
+from domain.rules.limits import MAX_BALANCE, MAX_TRANSFER, quoted
 
 
 class InsufficientFunds(RuleError):
@@ -85,7 +85,7 @@ class Wallet(Aggregate):
 
     def credit(self, transfer_id: str, amount: int) -> None:
         """Refused above ``MAX_BALANCE``: no credit makes a balance that a deal would refuse
-        (``domain.limits``)."""
+        (``domain.rules.limits``)."""
         _check_amount(amount)
         if self.balance + amount > MAX_BALANCE:
             room = max(MAX_BALANCE - self.balance, 0)
@@ -190,7 +190,7 @@ class Wallet(Aggregate):
 
 
 def _check_amount(amount: int) -> None:
-    """R7.2: whole coins, 1 to ``MAX_TRANSFER`` (``domain.limits``)."""
+    """R7.2: whole coins, 1 to ``MAX_TRANSFER`` (``domain.rules.limits``)."""
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise RuleError(
             f"amount must be a whole number of coins above zero, got {quoted(amount)}",

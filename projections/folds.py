@@ -107,7 +107,7 @@ class RoundRecord:
     ended_at: datetime
     server_seed: str
     result: RoundResult | None
-    receipt: str  # the chain hash of the round's last event (domain.chain)
+    receipt: str  # the chain hash of the round's last event (domain.tlog.chain)
     players: tuple[PlayerLine, ...] = ()
 
 

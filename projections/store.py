@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
 
-from domain.limits import MAX_POSITION
 from domain.results import RoundResult
+from domain.rules.limits import MAX_POSITION
 from projections.folds import Journal, OpenRound, PlayerLine, RecallLine, Record
 
 NAME = "views"

@@ -1,7 +1,7 @@
 """The event-sourced application: each command loads aggregates, asks the domain, and saves
 every changed aggregate; its events are stored all together or not at all.
 
-Commands run on the process's one writer (``service.writer``), which commits the events of
+Commands run on the process's one writer (``service.eventstore.writer``), which commits the events of
 the commands waiting together in one transaction and answers each once it is durable. A command
 that is refused raises, and whatever it changed is put back, so it stores nothing. A commit
 that loses an optimistic-concurrency race with another replica is run again from fresh loads a
@@ -21,8 +21,9 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 
 from domain import showdown
-from domain.cards import Card
 from domain.errors import PhaseError, RuleError, SeatError
+from domain.fairness.seeds import KEY_BYTES, NONCE_BYTES, KeyRing
+from domain.fairness.shuffle import check_player_seeds
 from domain.ids import MAX_ID_LENGTH as MAX_ID_LENGTH  # re-exported: callers import it here
 from domain.ids import check_id as check_id
 from domain.ids import (
@@ -34,18 +35,17 @@ from domain.ids import (
 )
 from domain.results import RoundResult, round_result
 from domain.round import Round
-from domain.ruleset import Ruleset
-from domain.seeds import KEY_BYTES, NONCE_BYTES, KeyRing
-from domain.shuffle import check_player_seeds
-from domain.specials import Special, Split
-from domain.stakes import check_can_sit
+from domain.rules.cards import Card
+from domain.rules.ruleset import Ruleset
+from domain.rules.specials import Special, Split
+from domain.rules.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
 from service import caller
-from service.answers import Saved
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, NotFound
-from service.event_log import EventLogApplication
+from service.eventstore.answers import Saved
+from service.eventstore.application import EventLogApplication
 from service.security.access import check_dealer
 
 P = ParamSpec("P")
@@ -56,7 +56,7 @@ MAX_CLIENT_SEED_LENGTH = 256
 
 
 def command(method: Callable[P, R]) -> Callable[P, R]:
-    """A command: run on the process's one writer (``service.writer``), which commits it with
+    """A command: run on the process's one writer (``service.eventstore.writer``), which commits it with
     the commands waiting beside it and re-runs it from fresh loads when that commit lost a race
     with another process (PostgreSQL replicas). Called on the writer (by another command) it
     runs in place; from any other thread it waits and returns a copy of the result."""
@@ -130,7 +130,7 @@ class Thirteen(EventLogApplication):
         seed_keys: KeyRing | Callable[[], KeyRing] | None = None,
         nonces: Callable[[], bytes] | None = None,
     ) -> None:
-        """``seed_keys``: the keys the server seeds are derived from (``domain.seeds``), or what
+        """``seed_keys``: the keys the server seeds are derived from (``domain.fairness.seeds``), or what
         reads them when first needed (``service.seed_keys``); without, a random key held only in
         memory, so tables it commits cannot be dealt after the application is gone. ``nonces``:
         the fresh public randomness of each commitment (R12.1); a test may fix it."""
@@ -147,7 +147,7 @@ class Thirteen(EventLogApplication):
         return self._seed_keys
 
     def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
-        """In a command, the writer's aggregate (``service.writer``); elsewhere a reader's copy."""
+        """In a command, the writer's aggregate (``service.eventstore.writer``); elsewhere a reader's copy."""
         found: Aggregate | None
         if self.writer.is_current():
             found = self.writer.load(aggregate_id)

@@ -52,7 +52,7 @@ class InvalidCosignature(RuleError):
 
 class CosignatureTimeRefused(InvalidCosignature):
     """A cosignature whose time is 0 or too far from the log's clock
-    (``domain.checkpoint.cosignature_time_problem``)."""
+    (``domain.tlog.checkpoint.cosignature_time_problem``)."""
 
 
 class NotYetLogged(RuleError):

@@ -21,19 +21,19 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic
 
 from domain.audit import Finding, RoundEvidence, verify_round
-from domain.chain import StoredRecord, verify_chain
 from domain.ids import round_uuid, table_uuid, wallet_uuid
 from domain.results import RoundResult
 from domain.round import Round
 from domain.table import Table
-from domain.transparency import LogEvidence
+from domain.tlog.chain import StoredRecord, verify_chain
+from domain.tlog.evidence import LogEvidence
 from domain.wallet import Wallet
 from service.application import Thirteen
 from service.errors import NotFound
 
 FORMAT = "thirteen-round-export/2"
 """Version 2 adds ``log``: the events' inclusion proofs against a signed checkpoint of the
-transparency log (``domain.transparency``), or null when the exporter kept no log. Version 1
+transparency log (``domain.tlog.evidence``), or null when the exporter kept no log. Version 1
 documents (no ``log``) are read and audited as before."""
 FORMATS = ("thirteen-round-export/1", FORMAT)
 _WALLET_MOVES = {

@@ -1,4 +1,4 @@
-"""The seed keys (``domain.seeds``) from a file outside the event store: ``--seed-key FILE``.
+"""The seed keys (``domain.fairness.seeds``) from a file outside the event store: ``--seed-key FILE``.
 
 The file holds one key per line, 64 hex digits (32 bytes); ``#`` starts a comment. The first key
 is the current one: every new commitment is derived under it. The others are kept so that the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import structlog
 
-from domain.seeds import KEY_BYTES, KeyRing
+from domain.fairness.seeds import KEY_BYTES, KeyRing
 from service.small_files import TooLarge, create_private, read_small
 
 log = structlog.get_logger("thirteen.seed_keys")

@@ -17,7 +17,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from domain.round import Round
-from domain.specials import Special
+from domain.rules.specials import Special
 from service.caller import CALLER_FIELD, SWEEPER
 
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)  # the writer commits at most 64 commands at once

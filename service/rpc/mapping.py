@@ -14,13 +14,13 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domain import visibility
-from domain.cards import Card, parse_card
 from domain.errors import CardError, RuleError
-from domain.limits import quoted
 from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
-from domain.ruleset import Ruleset, resolve
-from domain.specials import qualifying
+from domain.rules.cards import Card, parse_card
+from domain.rules.limits import quoted
+from domain.rules.ruleset import Ruleset, resolve
+from domain.rules.specials import qualifying
 from domain.table import Table
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service.application import MAX_ID_LENGTH
@@ -86,7 +86,7 @@ def viewer(text: str) -> str:
 
 def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
     """R13: a preset by name (default standard) with the set parameters overriding it, for a
-    new table, so within ``domain.limits`` (table.proto states them)."""
+    new table, so within ``domain.rules.limits`` (table.proto states them)."""
     spec: dict[str, Any] = {"preset": name or "standard"}
     if parameters is not None:
         for field in _SCALARS:

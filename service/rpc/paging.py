@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from domain.errors import RuleError
-from domain.limits import MAX_POSITION
+from domain.rules.limits import MAX_POSITION
 
 T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 50

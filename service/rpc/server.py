@@ -30,7 +30,8 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.application import Thirteen
-from service.follower import LogFollower
+from service.eventstore.follower import LogFollower
+from service.eventstore.storage import open_views, serving, starting_together, while_starting
 from service.metrics import Metrics
 from service.rpc.audit import AuditServicer
 from service.rpc.authorizing import Authorize
@@ -44,7 +45,6 @@ from service.rpc.views import Views
 from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.security.policy import Policy
-from service.storage import open_views, serving, starting_together, while_starting
 from service.sweeper import DeadlineSweeper
 from service.transparency.log import LogOptions, TransparencyLog
 

@@ -2,7 +2,7 @@
 
 Every text of a status is clipped (``clip``): gRPC sends the message and the details as
 trailing metadata, and a client refuses metadata over 8–16 KiB (RESOURCE_EXHAUSTED instead of
-the refusal). Messages quote a caller's input only in part (``domain.limits.quoted``); the clip
+the refusal). Messages quote a caller's input only in part (``domain.rules.limits.quoted``); the clip
 is the last line of defence for one that does not.
 """
 
@@ -31,8 +31,8 @@ from domain.errors import (
     SpecialError,
     StakeError,
 )
-from domain.limits import LimitReached
-from domain.seeds import SeedKeyMissing
+from domain.fairness.seeds import SeedKeyMissing
+from domain.rules.limits import LimitReached
 from domain.wallet import InsufficientFunds
 from service.errors import (
     AccessRefused,

@@ -11,7 +11,7 @@ import structlog
 from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
-from domain.limits import MAX_POSITION
+from domain.rules.limits import MAX_POSITION
 from service import caller
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc

@@ -6,7 +6,7 @@ import grpc
 
 from domain.errors import RuleError
 from domain.ids import round_uuid
-from domain.limits import MAX_POSITION
+from domain.rules.limits import MAX_POSITION
 from service import caller
 from service._generated.thirteen.v1 import transparency_pb2 as pb
 from service._generated.thirteen.v1 import transparency_pb2_grpc

@@ -1,3 +1,3 @@
-"""Offline commands: they read a store or standard input and never serve. The ``thirteen``
-console script (``cli``), the score/suggest JSON contract, replay, explain, the demo and the
-audit's command line."""
+"""Offline tools: they read a store, a file or standard input and never serve. The score and
+suggest JSON contract, the audit, the RNG kit, development certificates, key files and the
+demo's bots (``service.entrypoints`` runs each)."""

@@ -1,5 +1,5 @@
 """``thirteen audit``: rounds verified against the rules, from the store or offline from an
-export (with its events' place in the signed transparency log: ``domain.transparency``), and
+export (with its events' place in the signed transparency log: ``domain.tlog.evidence``), and
 ``--all`` judged on several processes. Reading the evidence is
 ``service.evidence``'s; the judging is ``domain.audit``'s."""
 
@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import RuleError
-from service.tools.console import EXIT_BAD_INPUT, ProgressBar, read_store
+from service.entrypoints.terminal import EXIT_BAD_INPUT, ProgressBar, read_store
 
 if TYPE_CHECKING:  # the store's modules load only when a command reads a store
     from domain.audit import Finding
-    from domain.signed_note import Verifier
+    from domain.tlog.note import Verifier
     from service.evidence import Evidence
 
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     decoder = Decoder()
     reports: list[tuple[str, list[Any]]] = []
     if args.file:
-        from domain.transparency import check_cosignatures, check_log
+        from domain.tlog.evidence import check_cosignatures, check_log
 
         try:
             evidence: Evidence = from_document(Path(args.file).read_text())
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         app = read_store("audit", args.data)
         if isinstance(app, int):
             return app
+        from service.eventstore.storage import open_views
         from service.rpc.audit import result_reader
-        from service.storage import open_views
         from service.transparency.audits import StoreLogAudit
 
         views, _ = open_views(app)
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 def _witness_keys(args: argparse.Namespace) -> tuple[list[Verifier], int] | str:
     """``audit --file``'s witness keys (``--witness-key``, each a vkey or a file) and how many
     must have cosigned (``--witnesses-required``, default all), or why they cannot be used."""
-    from domain.signed_note import COSIGNATURE_V1
+    from domain.tlog.note import COSIGNATURE_V1
     from service.transparency.keys import KeyFileError, read_verifier
 
     given = args.witness_key or []

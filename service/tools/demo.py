@@ -24,13 +24,13 @@ from typing import Any, TextIO
 
 import grpc
 
-from domain.arrangement import Arrangement
-from domain.cards import format_cards, parse_cards
-from domain.fairness import prove, prove_hand
-from domain.ruleset import Ruleset
-from domain.shuffle import effective_client_seed
-from domain.specials import Qualification, Special
-from domain.suggest import Suggestion, suggest
+from domain.fairness.proof import prove, prove_hand
+from domain.fairness.shuffle import effective_client_seed
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import format_cards, parse_cards
+from domain.rules.ruleset import Ruleset
+from domain.rules.specials import Qualification, Special
+from domain.rules.suggest import Suggestion, suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from service.rpc import mapping
 from service.tools.demo_client import Api, DemoFailed, local_server
@@ -205,7 +205,7 @@ def submit(game: Game, round_id: str, player: str, piles: Any, special: str = ""
 
 def arrange_as_suggested(game: Game, round_id: str, player: str, arrangement: Arrangement) -> bool:
     response = submit(game, round_id, player, arrangement)
-    if response.foul:  # the helper promises never to foul (domain.suggest)
+    if response.foul:  # the helper promises never to foul (domain.rules.suggest)
         raise DemoFailed(f"the suggestion for {player} was judged a foul: {response.foul_reason}")
     game.screen.line(f"{player} arranges as the suggestion helper proposes", 4)
     return bool(response.ready_to_reveal)
@@ -291,13 +291,13 @@ def check_fairness(game: Game, commitment: str, dealt: Any, server_seed: str) ->
     mixed = effective_client_seed(dealt.client_seed, seat_seeds(dealt))
     if mixed == dealt.client_seed:
         game.screen.line(
-            f'domain.shuffle.deal(seed, "{mixed}", round id, 4) reproduces every hand', 4
+            f'domain.fairness.shuffle.deal(seed, "{mixed}", round id, 4) reproduces every hand', 4
         )
         return
     game.screen.line("with every bot's seed mixed in (R12.8) the client seed is", 4)
     game.screen.line(mixed, 6)
     game.screen.line(
-        "domain.shuffle.deal(seed, that client seed, round id, 4) reproduces every hand", 4
+        "domain.fairness.shuffle.deal(seed, that client seed, round id, 4) reproduces every hand", 4
     )
 
 
@@ -325,7 +325,7 @@ def check_own_hands(
 def own_hand_problem(commitment: str, shown: Any, player: str, seed: str, hand: list[str]) -> str:
     """What does not add up for one player who gave ``seed`` and was dealt ``hand``, in the
     round ``shown`` (a GetRound answer after the reveal); "" when all does
-    (``domain.fairness.prove_hand`` judges)."""
+    (``domain.fairness.proof.prove_hand`` judges)."""
     seats = seat_seeds(shown)
     if dict(seats).get(player) != seed:
         return f"the round records the seed {dict(seats).get(player)!r}, not {seed!r}"
@@ -346,7 +346,7 @@ def seat_seeds(round_: Any) -> list[tuple[str, str]]:
 
 def fairness_problems(commitment: str, dealt: Any, server_seed: str) -> list[str]:
     """What does not add up between the commitment shown before the deal, the revealed seed
-    and the dealt hands (``domain.fairness`` judges)."""
+    and the dealt hands (``domain.fairness.proof`` judges)."""
     seeds = seat_seeds(dealt)
     seats = [player for player, _ in seeds]
     hands = {h.player_id: list(h.cards) for h in dealt.hands}

@@ -77,8 +77,8 @@ def local_server() -> Iterator[str]:
     """Serve on 127.0.0.1:0 from a temporary SQLite store on an event loop thread; yield the
     address, then stop gracefully and delete the store."""
     from service import logging as service_logging
+    from service.eventstore.storage import open_app
     from service.rpc.server import start
-    from service.storage import open_app
 
     service_logging.configure("error")  # the narration is the output, not the server's log
     with tempfile.TemporaryDirectory(prefix="thirteen-demo-") as data:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from domain.cards import by_strength, format_cards, parse_cards
+from domain.rules.cards import by_strength, format_cards, parse_cards
 
 RED_SUITS = frozenset("♥♦")
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from domain.checkpoint import Checkpoint, key_conflict, open_checkpoint
-from domain.signed_note import COSIGNATURE_V1, ED25519, Signer, Verifier
-from service.tools.console import EXIT_BAD_INPUT
+from domain.tlog.checkpoint import Checkpoint, key_conflict, open_checkpoint
+from domain.tlog.note import COSIGNATURE_V1, ED25519, Signer, Verifier
+from service.entrypoints.terminal import EXIT_BAD_INPUT
 from service.transparency.keys import (
     LOG_KEY_FILE,
     KeyFileError,
@@ -65,7 +65,7 @@ def log_options(args: argparse.Namespace, app: Thirteen) -> LogOptions | str:
 
 def stored_key_conflict(app: Thirteen, signer: Signer) -> str | None:
     """Why ``signer`` must not sign over the store's last checkpoint of its name (another key
-    of that name signed it: ``domain.checkpoint.key_conflict``), even when the log was renamed
+    of that name signed it: ``domain.tlog.checkpoint.key_conflict``), even when the log was renamed
     since; None when it may, or the store holds no checkpoint of that name."""
     from service.transparency.store import TreeStore
 

@@ -1,6 +1,6 @@
 """``thirteen rng collect`` and ``thirteen rng test``: the RNG kit for testing labs.
 
-Both draw deals through the production code path, ``domain.shuffle.deal`` (R12.3 words, R12.4
+Both draw deals through the production code path, ``domain.fairness.shuffle.deal`` (R12.3 words, R12.4
 shuffle, R12.5 seats), with its ``drawn`` list recording every 32-bit word that very call draws,
 before it is scaled to a card position. The seeds are fresh and drawn as production draws them
 (``Seeds.fresh``), unless ``--fixed-seed`` asks for a reproducible run.
@@ -35,15 +35,15 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 from uuid import NAMESPACE_URL, uuid4, uuid5
 
-from domain.cards import Card, format_cards, parse_card
 from domain.errors import CardError
-from domain.rng_statistics import DECK_SIZE, MIN_EXPECTED, WORD_BINS, Outcome
-from domain.rng_statistics import deck_tests as run_deck_tests
-from domain.rng_statistics import word_tests as run_word_tests
-from domain.seeds import KEY_BYTES, NONCE_BYTES, derive_seed
-from domain.shuffle import HAND_SIZE, deal
+from domain.fairness.seeds import KEY_BYTES, NONCE_BYTES, derive_seed
+from domain.fairness.shuffle import HAND_SIZE, deal
+from domain.fairness.statistics import DECK_SIZE, MIN_EXPECTED, WORD_BINS, Outcome
+from domain.fairness.statistics import deck_tests as run_deck_tests
+from domain.fairness.statistics import word_tests as run_word_tests
+from domain.rules.cards import Card, format_cards, parse_card
+from service.entrypoints.terminal import EXIT_BAD_INPUT
 from service.small_files import TooLarge, read_small
-from service.tools.console import EXIT_BAD_INPUT
 from service.tools.rng_report import Provenance, render
 
 SEATS = DECK_SIZE // HAND_SIZE  # four seats deal every card (R12.5)
@@ -59,7 +59,7 @@ class Seeds:
     """Where the collected deals' seeds come from. Fresh (the default): one seed key from
     ``secrets`` as ``make run`` writes ``seed.key``, and for each deal a nonce from ``secrets``
     as each table commitment draws one; the server seed of deal n is then
-    ``domain.seeds.derive_seed(key, table id, n, nonce)``, as ``Table.committed_seed``
+    ``domain.fairness.seeds.derive_seed(key, table id, n, nonce)``, as ``Table.committed_seed``
     derives it. Fixed: the key given, a zero nonce and round ids from ``uuid5``."""
 
     key: bytes
@@ -91,14 +91,14 @@ class Seeds:
         if self.fixed:
             return (
                 "fixed by --fixed-seed (reproducible, not fresh): server seed of deal n = "
-                "domain.seeds.derive_seed(the given key, 'rng-lab', n, 16 zero bytes), client "
+                "domain.fairness.seeds.derive_seed(the given key, 'rng-lab', n, 16 zero bytes), client "
                 "seed 'lab-<n>', round id uuid5 of n"
             )
         return (
             "fresh, drawn as production draws them: a seed key from secrets.token_bytes(32) "
             "(as `make run` writes seed.key), a nonce from secrets.token_bytes(16) for each "
             "deal (as each table commitment draws one), server seed of deal n = "
-            f"domain.seeds.derive_seed(key, {self.table_id!r}, n, nonce) (as "
+            f"domain.fairness.seeds.derive_seed(key, {self.table_id!r}, n, nonce) (as "
             "Table.committed_seed); client seed 'lab-<n>' and a uuid4 round id, distinct per deal"
         )
 
@@ -115,7 +115,7 @@ class Dealt:
 
 
 def deals(seeds: Seeds) -> Iterator[Dealt]:
-    """Deal after deal to four seats through ``domain.shuffle.deal``, recording its words."""
+    """Deal after deal to four seats through ``domain.fairness.shuffle.deal``, recording its words."""
     number = 0
     while True:
         number += 1
@@ -210,7 +210,7 @@ def collect(args: argparse.Namespace) -> int:
                 "--raw",
                 seeds,
                 provenance,
-                f"{args.raw} 32-bit words, one per line, in the order domain.shuffle drew them "
+                f"{args.raw} 32-bit words, one per line, in the order domain.fairness.shuffle drew them "
                 "from R12.3's HMAC-SHA256 blocks (big-endian), rejected ones included, deal "
                 "after deal (51 words a deal, more when R12.4 rejects one)",
             )

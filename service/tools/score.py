@@ -10,15 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain.arrangement import PILE_NAMES, Arrangement
-from domain.cards import Card, format_cards, parse_card
 from domain.errors import RuleError
-from domain.play import Play, declare
-from domain.ruleset import Ruleset, resolve
-from domain.scoring import RoundScore, Seat, score_round
-from domain.settlement import gross, settle
-from domain.specials import Split
-from domain.suggest import Suggestion, suggest
+from domain.rules.arrangement import PILE_NAMES, Arrangement
+from domain.rules.cards import Card, format_cards, parse_card
+from domain.rules.play import Play, declare
+from domain.rules.ruleset import Ruleset, resolve
+from domain.rules.scoring import RoundScore, Seat, score_round
+from domain.rules.settlement import gross, settle
+from domain.rules.specials import Split
+from domain.rules.suggest import Suggestion, suggest
 
 _ROUND_KEYS = {"ruleset", "base", "players"}
 _PLAYER_KEYS = {"id", "front", "middle", "back", "special", "cards", "balance"}

@@ -2,7 +2,7 @@
 
 It polls the log's latest checkpoint (``GetCheckpoint``), checks the log's signature on it with
 the log's public key (C2SP signed-note), checks it extends the last checkpoint it accepted
-(``GetConsistencyProof``, verified here with ``domain.merkle``: the server is never trusted),
+(``GetConsistencyProof``, verified here with ``domain.tlog.merkle``: the server is never trusted),
 records it in ``--state DIR`` (written to a new file, then renamed over the old one, so a
 restart continues from it), cosigns it (C2SP tlog-cosignature, Ed25519) and hands the
 cosignature back (``AddCosignature``). While the log does not grow it cosigns the same
@@ -48,10 +48,10 @@ from typing import IO
 
 import grpc
 
-from domain.checkpoint import Checkpoint, cosign, cosignatures, open_checkpoint
-from domain.merkle import verify_consistency
-from domain.signed_note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier, parse
-from service.tools.console import EXIT_BAD_INPUT
+from domain.tlog.checkpoint import Checkpoint, cosign, cosignatures, open_checkpoint
+from domain.tlog.merkle import verify_consistency
+from domain.tlog.note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier, parse
+from service.entrypoints.terminal import EXIT_BAD_INPUT
 
 EXIT_FAILED = 1
 EXIT_ALARM = 3
@@ -68,7 +68,7 @@ _UNPROVEN_LINE = re.compile(r"\d+ size (?P<size>\d+) root (?P<root>\S+) ")
 REFRESH_AFTER = 60 * 60
 """Seconds after which the witness cosigns the accepted checkpoint again when the log has not
 grown (same checkpoint, a new time): the log refuses cosignatures more than a day old
-(``domain.checkpoint.COSIGNATURE_BEHIND``) and a client may want a recent one, so on an idle
+(``domain.tlog.checkpoint.COSIGNATURE_BEHIND``) and a client may want a recent one, so on an idle
 log the newest cosignature is at most this old (plus ``--interval``)."""
 ALARM_AFTER = 3
 """Polls at which a newer checkpoint goes unproven before the witness alarms (--alarm-after)."""

@@ -1,5 +1,5 @@
 """The log's part of an audit from the store (``AuditRound``, ``thirteen audit --round`` and
-``--all``), as the offline audit of an export has it (``domain.transparency``, findings
+``--all``), as the offline audit of an export has it (``domain.tlog.evidence``, findings
 ``LOG``): each event of a round, its leaf recomputed from the stored event's canonical form,
 proven by its inclusion proof against the latest signed checkpoint; and, for the whole store,
 that the stored tree's root at that checkpoint is the checkpoint's root.
@@ -23,11 +23,11 @@ from array import array
 from uuid import UUID
 
 from domain.audit import Finding
-from domain.chain import StoredRecord
-from domain.checkpoint import Checkpoint, open_checkpoint
-from domain.merkle import HASH_BYTES, Frontier, leaf_hash
-from domain.signed_note import NoteError, Verifier
-from domain.transparency import LOG, check_inclusion, leaf_data
+from domain.tlog.chain import StoredRecord
+from domain.tlog.checkpoint import Checkpoint, open_checkpoint
+from domain.tlog.evidence import LOG, check_inclusion, leaf_data
+from domain.tlog.merkle import HASH_BYTES, Frontier, leaf_hash
+from domain.tlog.note import NoteError, Verifier
 from service.application import Thirteen
 from service.evidence import Evidence, record_of
 from service.transparency.log import LogReader

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
-from domain.transparency import LogEvidence
+from domain.tlog.evidence import LogEvidence
 from service.application import Thirteen
 from service.errors import Unavailable
 from service.evidence import Evidence

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import structlog
 
-from domain.signed_note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier
+from domain.tlog.note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier
 from service.small_files import TooLarge, create_private, read_small
 
 log = structlog.get_logger("thirteen.transparency")

@@ -2,16 +2,16 @@
 checkpoints of it, and its proofs.
 
 - **Appending.** One thread per process follows the event log in position order and appends
-  each event's leaf (``domain.transparency.leaf_data``), storing the perfect subtrees it
+  each event's leaf (``domain.tlog.evidence.leaf_data``), storing the perfect subtrees it
   completes (``service.transparency.store``) with the tree's new size in one transaction. A
   SQLite store has one writing process: the leaves of its own commits are taken from memory,
-  hashed when the event was encoded for its chain link (``service.chaining``). On PostgreSQL the
+  hashed when the event was encoded for its chain link (``service.eventstore.chaining``). On PostgreSQL the
   other replicas' events are read from the log; one replica at a time appends and signs (an
   advisory lock, as the projector's), and another takes over from the stored tree.
 - **Checkpoints.** While the tree grows, the appender signs a checkpoint at most every
   ``checkpoint_interval`` seconds and stores it before anyone can read it. Before signing it
   checks the last stored checkpoint: signed by this very key when it bears this key's name
-  (``domain.checkpoint.key_conflict``: a restored or rotated key needs a new name), and
+  (``domain.tlog.checkpoint.key_conflict``: a restored or rotated key needs a new name), and
   extended by the tree about to be signed (a consistency proof from the stored tree, verified as
   a witness verifies one). A tree that does not extend it, or a checkpoint of this name by
   another key, is never signed over (``transparency_log_inconsistent``,
@@ -22,7 +22,7 @@ checkpoints of it, and its proofs.
   (a database error, an integrity error from a tampered tree), or events have waited for the
   tree or a checkpoint for ``stall_after`` seconds beyond the checkpoint interval without either
   advancing. Every replica judges the last from the stored tree, not only the appender.
-- **Proofs** read only the subtree hashes they need (``domain.merkle``), never every leaf
+- **Proofs** read only the subtree hashes they need (``domain.tlog.merkle``), never every leaf
   (``LogReader``, which the audit of a store uses too).
 """
 
@@ -38,15 +38,16 @@ import structlog
 from eventsourcing.persistence import IntegrityError
 from psycopg.conninfo import make_conninfo
 
-from domain.checkpoint import (
+from domain.errors import RuleError
+from domain.tlog.checkpoint import (
     Checkpoint,
     cosignature_time_problem,
     key_conflict,
     sign_checkpoint,
     verify_cosignature,
 )
-from domain.errors import RuleError
-from domain.merkle import (
+from domain.tlog.evidence import EventProof, LogEvidence, leaf_data
+from domain.tlog.merkle import (
     Frontier,
     Node,
     consistency_ranges,
@@ -57,8 +58,7 @@ from domain.merkle import (
     subtrees,
     verify_consistency,
 )
-from domain.signed_note import NoteError, Signer, Verifier, parse
-from domain.transparency import EventProof, LogEvidence, leaf_data
+from domain.tlog.note import NoteError, Signer, Verifier, parse
 from projections.projector import AdvisoryLock, Leadership, Solo
 from service.application import Thirteen
 from service.errors import (
@@ -69,7 +69,7 @@ from service.errors import (
     Unavailable,
     UnknownWitness,
 )
-from service.event_log import from_memory, mine_after
+from service.eventstore.application import from_memory, mine_after
 from service.evidence import record_of
 from service.transparency.store import StaleTree, StoredCheckpoint, TreeState, TreeStore
 
@@ -127,8 +127,8 @@ class Located:
 
 def _leadership(app: Thirteen) -> Leadership:
     if app.env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
-        return Solo()  # one process serves a SQLite store (``service.storage.serving``)
-    from service.storage import _postgres_settings
+        return Solo()  # one process serves a SQLite store (``service.eventstore.storage.serving``)
+    from service.eventstore.storage import _postgres_settings
 
     settings = _postgres_settings(app.env)
     scope = app.env.get("POSTGRES_SCHEMA") or settings.get("dbname", "")
@@ -445,7 +445,7 @@ class TransparencyLog(LogReader):
     def _last_signed(self, now: float) -> StoredCheckpoint | None:
         """The last stored checkpoint, read again after a start or a reset; the last one of
         this key's name (the last of all, or one from before a rename) must be this key's
-        (``domain.checkpoint.key_conflict``)."""
+        (``domain.tlog.checkpoint.key_conflict``)."""
         if self._signed is None:
             self._signed = self.store.latest_checkpoint()
             if self._signed is not None and self._signed_at == float("-inf"):
@@ -521,7 +521,7 @@ class TransparencyLog(LogReader):
         """Keep every witness's cosignature in ``cosigned`` (a checkpoint this log signed, as a
         signed note carrying the witness's lines), all or none: each line by a known witness
         must verify and carry a time near the log's clock
-        (``domain.checkpoint.cosignature_time_problem``); per witness the newest is kept. The
+        (``domain.tlog.checkpoint.cosignature_time_problem``); per witness the newest is kept. The
         checkpoint it is for."""
         try:
             note = parse(cosigned)

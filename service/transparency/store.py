@@ -2,7 +2,7 @@
 PostgreSQL schema), through the event store's connections:
 
 - ``tlog_nodes``: the hash of every perfect subtree of levels 0, 4, 8 … once complete
-  (``domain.merkle``; level 0 are the leaves): about 1.07 rows per event. They never change;
+  (``domain.tlog.merkle``; level 0 are the leaves): about 1.07 rows per event. They never change;
   a proof reads only the O(log² n) subtrees (at most) it needs, each folded from at most 8
   stored ones.
 - ``tlog_gaps``: the leaves whose event position does not follow the previous leaf's (leaf 0,
@@ -28,7 +28,7 @@ from typing import Any
 
 from eventsourcing.application import LRUCache
 
-from domain.merkle import Node, node_hash
+from domain.tlog.merkle import Node, node_hash
 from service.application import Thirteen
 
 CACHED_NODES = 200_000  # node hashes kept in memory (about 25 MB): the upper levels stay hot
@@ -294,7 +294,7 @@ class TreeStore:
 
     def latest_of(self, origin: str) -> StoredCheckpoint | None:
         """The largest checkpoint of the log named ``origin`` (its note's first line): the one
-        a key of that name must have signed to sign more (``domain.checkpoint.key_conflict``),
+        a key of that name must have signed to sign more (``domain.tlog.checkpoint.key_conflict``),
         even when the log was renamed since."""
         head = origin + "\n"
         rows = self._rows(

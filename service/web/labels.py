@@ -1,7 +1,7 @@
 """Every label of the console in English and Chinese, and which language a request gets.
 
 Labels are the console's own words: headings, column names, buttons, verdicts. The round
-page's report is ``thirteen explain``'s (``service.tools.explain_html``): its labels are that
+page's report is ``thirteen explain``'s (``service.report.html``): its labels are that
 report's English (``ENGLISH_LABELS``) or their Chinese here (``REPORT_ZH``). Sentences that
 come from the record (the comparisons the reveal recorded, the audit's findings, the dispute
 report's phrases) are shown as recorded, in English, under Chinese labels; pile and hand
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from domain.hands import Category
-from service.tools.explain_html import ENGLISH
+from domain.rules.hands import Category
+from service.report.html import ENGLISH
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"
@@ -172,7 +172,7 @@ REPORT_ZH: dict[str, str] = {
     "not_verified": "不一致",
     "callers": "调用者（每个事件记录的身份）",
 }
-"""The Chinese of the dispute report's labels (``service.tools.explain_html.ENGLISH_LABELS``):
+"""The Chinese of the dispute report's labels (``service.report.html.ENGLISH_LABELS``):
 plain words, no markup, as the report's English."""
 
 PILES_ZH = {"front": "前墩", "middle": "中墩", "back": "后墩"}
@@ -204,7 +204,7 @@ class Words:
     Every report label has its Chinese, no console label shadows one, and none holds markup
     (the report escapes a label's values, not the label):
 
-    >>> from service.tools.explain_html import ENGLISH_LABELS
+    >>> from service.report.html import ENGLISH_LABELS
     >>> set(REPORT_ZH) == set(ENGLISH_LABELS), set(LABELS) & set(ENGLISH_LABELS)
     (True, set())
     >>> [v for v in (*ENGLISH_LABELS.values(), *REPORT_ZH.values()) if set(v) & set('<>&"')]

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote, urlencode
 
-from service.tools.explain_html import CSS as REPORT_CSS
-from service.tools.explain_html import cards as report_cards
+from service.report.html import CSS as REPORT_CSS
+from service.report.html import cards as report_cards
 from service.web.labels import LANGUAGES, Words
 
 CONSOLE_CSS = """

@@ -1,4 +1,4 @@
-"""A round's dispute report (``service.tools.explain``) from its export document.
+"""A round's dispute report (``service.report.explain``) from its export document.
 
 The export holds the round's events and the table's opening, each as stored; they are decoded
 as the offline audit decodes them and folded as the service folds them, and the report is the
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from service.evidence import Decoder, from_document
-from service.tools.explain import Report, build, published_in, with_callers
-from service.tools.replay import fold
+from service.report.explain import Report, build, published_in, with_callers
+from service.report.replay import fold
 from service.web.backend import ServiceError
 
 

@@ -26,9 +26,9 @@ from domain.audit import passed
 from projections.projector import rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
+from service.eventstore.storage import open_app, open_views
 from service.evidence import Decoder, StoreReader, audit, record_of
 from service.rpc.audit import result_reader
-from service.storage import open_app, open_views
 from service.tools import audit as service_audit
 from tests.bench.projections import play
 

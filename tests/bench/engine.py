@@ -9,12 +9,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from domain.cards import DECK, Card, parse_cards
-from domain.hands import value5
-from domain.play import Play
-from domain.ruleset import STANDARD
-from domain.scoring import Seat, score_round
-from domain.suggest import suggest
+from domain.rules.cards import DECK, Card, parse_cards
+from domain.rules.hands import value5
+from domain.rules.play import Play
+from domain.rules.ruleset import STANDARD
+from domain.rules.scoring import Seat, score_round
+from domain.rules.suggest import suggest
 
 
 def naive_value(cards: Sequence[Card]) -> tuple[int, ...]:

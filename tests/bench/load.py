@@ -6,7 +6,7 @@ A client thread owns one table of four players. With several servers (replicas o
 PostgreSQL schema) it sends its calls to them in turn, call by call, so that every table gets
 commands through every replica. The arrangements are computed in a helper process: in the
 client threads they held the client's GIL and lowered the measured command rate by about 15%
-(with ``domain.suggest``, 1.6 ms of CPU a hand). They are now a plain greedy split (0.3 ms a
+(with ``domain.rules.suggest``, 1.6 ms of CPU a hand). They are now a plain greedy split (0.3 ms a
 hand): on two cores, suggestions for 2,000 commands/s would have taken a core and a half from
 the server under test.
 """
@@ -31,9 +31,9 @@ from typing import Protocol
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from domain.cards import Card, format_cards, parse_cards
-from domain.hands import evaluator5
-from domain.ruleset import STANDARD
+from domain.rules.cards import Card, format_cards, parse_cards
+from domain.rules.hands import evaluator5
+from domain.rules.ruleset import STANDARD
 from service._generated.thirteen.v1 import (
     diagnostics_pb2,
     diagnostics_pb2_grpc,
@@ -69,7 +69,7 @@ class ServerProcess:
     ) -> None:
         script = Path(sys.executable).with_name("thirteen")
         command = list(program) or (
-            [str(script)] if script.exists() else [sys.executable, "-m", "service.tools.cli"]
+            [str(script)] if script.exists() else [sys.executable, "-m", "service.entrypoints.cli"]
         )
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
         seed_key = ensure_seed_key(data.parent / "seed.key")  # shared by the replicas
@@ -221,7 +221,7 @@ def _strongest(pool: Sequence[Card]) -> tuple[Card, ...]:
 def arrange(cards: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
     """A non-foul arrangement of a hand, as card strings: the strongest back of the thirteen
     cards, the strongest middle of the eight left, the rest in front (each pile is the best of
-    a set holding the next one's cards, as in ``domain.suggest``, without its specials and
+    a set holding the next one's cards, as in ``domain.rules.suggest``, without its specials and
     tie-breaks: about 0.3 ms of CPU a hand instead of 1.6 ms)."""
     hand = parse_cards(cards)
     back = _strongest(hand)

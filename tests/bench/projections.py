@@ -11,12 +11,12 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from domain.cards import Card
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
+from domain.rules.cards import Card
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
 from projections.projector import Projector, rebuild
 from service.application import Thirteen
-from service.storage import open_app, open_views
+from service.eventstore.storage import open_app, open_views
 from tests.bench import database
 
 

@@ -16,14 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from domain.chain import canonical, link
 from domain.ids import wallet_uuid
-from domain.ruleset import STANDARD
+from domain.rules.ruleset import STANDARD
+from domain.tlog.chain import canonical, link
 from projections.projector import Projector
-from service.follower import LogFollower
+from service.eventstore.follower import LogFollower
+from service.eventstore.storage import open_app, open_views
 from service.rpc.server import start
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
-from service.storage import open_app, open_views
 
 SIZES = (10_000, 100_000, 1_000_000)
 TIMESTAMP = {"_type_": "datetime_iso", "_data_": "2026-12-01T00:00:00+00:00"}

@@ -45,7 +45,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2
 
-from domain.cards import DECK
+from domain.rules.cards import DECK
 from tests.bench import access, database, metrics
 from tests.bench.load import (
     BUSY,

@@ -3,7 +3,7 @@
 * **Offline audit of one round's export**: what ``thirteen audit --file X --log-public-key K``
   does after Python has started: read the document, check the rules and the chain
   (``service.evidence.audit``) and the log (the checkpoint's Ed25519 signature, every event's
-  leaf and inclusion proof: ``domain.transparency.check_log``). Target ≤ 10 ms a round, best of
+  leaf and inclusion proof: ``domain.tlog.evidence.check_log``). Target ≤ 10 ms a round, best of
   a few runs, with the rules alone beside it as the baseline.
 * **CPU per command under load, with and without the log**: the service benchmark's client
   (``tests.bench.load``: 16 tables of 4 players playing whole rounds) against ``thirteen
@@ -30,12 +30,12 @@ from typing import Any
 import grpc
 
 from domain.audit import passed
-from domain.cards import DECK
-from domain.merkle import Frontier, leaf_hash
-from domain.signed_note import Signer
-from domain.transparency import check_log
+from domain.rules.cards import DECK
+from domain.tlog.evidence import check_log
+from domain.tlog.merkle import Frontier, leaf_hash
+from domain.tlog.note import Signer
+from service.eventstore.storage import open_app
 from service.evidence import Decoder, StoreReader, audit, from_document
-from service.storage import open_app
 from service.transparency.exports import located
 from service.transparency.log import TransparencyLog
 from service.transparency.store import TreeState

@@ -28,7 +28,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from domain.cards import DECK
+from domain.rules.cards import DECK
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2
 from tests.bench.service import (
     CALL_TIMEOUT,

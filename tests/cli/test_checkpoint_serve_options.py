@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from domain.signed_note import Signer
-from service.storage import open_app
+from domain.tlog.note import Signer
+from service.eventstore.storage import open_app
 from service.transparency.keys import write_signer
 from service.transparency.log import TransparencyLog
 from tests.support.seed_key import ensure_seed_key

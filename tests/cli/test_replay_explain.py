@@ -23,20 +23,20 @@ from pathlib import Path
 
 import pytest
 
-from domain.arrangement import Arrangement
-from domain.cards import by_strength, format_cards, parse_cards
-from domain.hands import describe
+from domain.fairness.seeds import KeyRing
+from domain.fairness.shuffle import deal
 from domain.ids import deal_round_id, round_uuid
-from domain.play import Play
 from domain.results import RoundResult, round_result
-from domain.ruleset import FUJIAN, STANDARD, Ruleset
-from domain.scoring import Seat, score_round
-from domain.seeds import KeyRing
-from domain.shuffle import deal
-from domain.specials import qualifying
-from domain.suggest import suggest
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import by_strength, format_cards, parse_cards
+from domain.rules.hands import describe
+from domain.rules.play import Play
+from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
+from domain.rules.scoring import Seat, score_round
+from domain.rules.specials import qualifying
+from domain.rules.suggest import suggest
 from service.application import Thirteen
-from service.storage import protect, store_env
+from service.eventstore.storage import protect, store_env
 from tests.support.clock import ManualClock
 
 from .conftest import SCRIPT

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from domain.ruleset import STANDARD
-from domain.seeds import KeyRing
-from domain.suggest import suggest
+from domain.fairness.seeds import KeyRing
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
 from service.application import Thirteen
-from service.storage import protect, store_env
+from service.eventstore.storage import protect, store_env
 from tests.support.clock import ManualClock
 
 from .conftest import SCRIPT

@@ -13,9 +13,9 @@ from uuid import NAMESPACE_URL, uuid5
 
 import pytest
 
-from domain.cards import Card, format_cards
-from domain.seeds import NONCE_BYTES, derive_seed
-from domain.shuffle import deal, words
+from domain.fairness.seeds import NONCE_BYTES, derive_seed
+from domain.fairness.shuffle import deal, words
+from domain.rules.cards import Card, format_cards
 
 from .conftest import SCRIPT
 

@@ -18,13 +18,13 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from domain.arrangement import Arrangement
-from domain.cards import format_cards, parse_cards
+from domain.fairness.shuffle import deal as shuffle_deal
 from domain.ids import deal_round_id
-from domain.ruleset import STANDARD, Ruleset
-from domain.settlement import gross, settle
-from domain.shuffle import deal as shuffle_deal
-from domain.suggest import suggest
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import format_cards, parse_cards
+from domain.rules.ruleset import STANDARD, Ruleset
+from domain.rules.settlement import gross, settle
+from domain.rules.suggest import suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.support.server import ServerThread
 
@@ -127,7 +127,7 @@ def hands_of(dealt: Any) -> dict[str, list[str]]:
 
 
 def good_piles(cards: Sequence[str], ruleset: Ruleset = STANDARD) -> Piles:
-    """A non-foul arrangement (R4.2), as ``domain.suggest`` advises."""
+    """A non-foul arrangement (R4.2), as ``domain.rules.suggest`` advises."""
     arrangement = suggest(parse_cards(cards), ruleset).arrangement
     return (
         format_cards(arrangement.front),

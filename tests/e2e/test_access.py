@@ -16,9 +16,9 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-from domain.checkpoint import Checkpoint, cosign
 from domain.ids import round_uuid
-from domain.signed_note import COSIGNATURE_V1, Signer, parse
+from domain.tlog.checkpoint import Checkpoint, cosign
+from domain.tlog.note import COSIGNATURE_V1, Signer, parse
 from service._generated.thirteen.v1 import (
     audit_pb2,
     diagnostics_pb2,

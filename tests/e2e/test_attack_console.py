@@ -296,7 +296,7 @@ def tls_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ob
 
 
 def _cards_of(dealt: object) -> list[str]:
-    from domain.cards import parse_cards
+    from domain.rules.cards import parse_cards
 
     return [c.symbol() for hand in hands_of(dealt).values() for c in parse_cards(hand)]
 

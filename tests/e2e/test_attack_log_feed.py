@@ -26,8 +26,8 @@ import grpc
 
 from domain.ids import round_uuid, table_uuid
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
+from service.eventstore.storage import open_app, open_views
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
-from service.storage import open_app, open_views
 from service.transparency.store import TreeStore
 from tests.e2e.helpers import seated_table, showdowns, wait_until
 from tests.e2e.test_witness import keys

@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 import pytest
 
-from domain.ruleset import STANDARD
+from domain.rules.ruleset import STANDARD
 from projections.projector import AdvisoryLock
 from projections.store import SCHEMA_VERSION
 from service._generated.thirteen.v1 import (
@@ -29,7 +29,7 @@ from service._generated.thirteen.v1 import (
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
-from service.storage import _postgres_settings, open_app, open_views
+from service.eventstore.storage import _postgres_settings, open_app, open_views
 from tests.e2e.helpers import (
     WAIT,
     arrange_well,

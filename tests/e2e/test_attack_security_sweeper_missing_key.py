@@ -17,7 +17,7 @@ from pathlib import Path
 
 from structlog.testing import capture_logs
 
-from domain.seeds import key_id
+from domain.fairness.seeds import key_id
 from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import credit, deal
 from tests.support.clock import ManualClock

@@ -13,9 +13,9 @@ from typing import Any
 
 from domain.errors import SeatError
 from domain.ids import wallet_uuid
-from domain.ruleset import STANDARD
+from domain.rules.ruleset import STANDARD
 from service.application import Balance
-from service.storage import open_app
+from service.eventstore.storage import open_app
 from tests.support.clock import ManualClock
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from service.storage import StoreInUse
+from service.eventstore.storage import StoreInUse
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 

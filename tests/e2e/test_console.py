@@ -14,9 +14,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from domain.cards import parse_cards
-from domain.shuffle import effective_client_seed
-from domain.specials import Special
+from domain.fairness.shuffle import effective_client_seed
+from domain.rules.cards import parse_cards
+from domain.rules.specials import Special
 from service._generated.thirteen.v1 import results_pb2
 from service.web.markup import link
 from tests.e2e.helpers import balance, credit, deal, seated_table, wait_until

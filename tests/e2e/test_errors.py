@@ -8,9 +8,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from domain.cards import DECK, format_cards
 from domain.ids import deal_round_id
-from domain.specials import qualifying
+from domain.rules.cards import DECK, format_cards
+from domain.rules.specials import qualifying
 from service._generated.thirteen.v1 import (
     results_pb2,
     results_pb2_grpc,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import grpc
 
-from domain.shuffle import commitment
+from domain.fairness.shuffle import commitment
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.e2e.helpers import (
     PHASE,

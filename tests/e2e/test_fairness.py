@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import hashlib
 
-from domain.cards import format_cards
-from domain.shuffle import deal as shuffle
+from domain.fairness.shuffle import deal as shuffle
+from domain.rules.cards import format_cards
 from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
     arrange,

@@ -1,5 +1,5 @@
 """Limits and hostile input through the real server: every amount, balance and ruleset
-parameter has a documented bound (``domain.limits``), and whatever a caller sends, a refusal
+parameter has a documented bound (``domain.rules.limits``), and whatever a caller sends, a refusal
 is INVALID_ARGUMENT, NOT_FOUND or FAILED_PRECONDITION with a short message — never INTERNAL,
 UNKNOWN or RESOURCE_EXHAUSTED — and stores nothing.
 
@@ -16,7 +16,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_status import rpc_status
 
-from domain.ruleset import STANDARD
+from domain.rules.ruleset import STANDARD
 from service._generated.thirteen.v1 import (
     audit_pb2,
     diagnostics_pb2,
@@ -511,7 +511,7 @@ def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(server, subt
     with messages of at most 300 characters, and the store does not move. Before, such input
     got INTERNAL (page tokens with Infinity or nesting, timestamps out of range), UNKNOWN, or
     RESOURCE_EXHAUSTED (a refusal that echoed 100 kB of input into its trailing metadata; the
-    100 kB special name still is quoted whole by domain.specials, and arrives clipped by
+    100 kB special name still is quoted whole by domain.rules.specials, and arrives clipped by
     service.rpc.status, the last line of defence)."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     finished = deal(server, "t")

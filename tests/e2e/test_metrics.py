@@ -14,7 +14,7 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from domain.specials import SPLIT_PATTERNS, Special, qualifies
+from domain.rules.specials import SPLIT_PATTERNS, Special, qualifies
 from service._generated.thirteen.v1 import table_pb2, transparency_pb2, wallet_pb2
 from service.metrics import Metrics, endpoint
 from tests.e2e.helpers import (

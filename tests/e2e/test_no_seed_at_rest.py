@@ -19,7 +19,7 @@ from pathlib import Path
 
 import grpc
 
-from domain.seeds import key_id
+from domain.fairness.seeds import key_id
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2_grpc
 from service.seed_keys import read
 from tests.e2e.helpers import (

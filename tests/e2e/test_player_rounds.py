@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 
-from domain.specials import SPLIT_PATTERNS, Special, qualifies
+from domain.rules.specials import SPLIT_PATTERNS, Special, qualifies
 from service._generated.thirteen.v1 import results_pb2
 from tests.e2e.helpers import (
     PHASE,

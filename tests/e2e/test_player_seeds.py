@@ -18,14 +18,14 @@ from typing import Any
 import grpc
 import pytest
 
-from domain.cards import format_cards
-from domain.chain import CHAIN, canonical, link
+from domain.fairness.shuffle import deal as shuffle
 from domain.ids import round_uuid
-from domain.ruleset import STANDARD
-from domain.shuffle import deal as shuffle
-from domain.suggest import suggest
+from domain.rules.cards import format_cards
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from domain.tlog.chain import CHAIN, canonical, link
 from service._generated.thirteen.v1 import audit_pb2, table_pb2
-from service.storage import open_app
+from service.eventstore.storage import open_app
 
 from .helpers import (
     arrange_well,

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import domain.round
-from domain.hands import describe_against
+from domain.rules.hands import describe_against
 from service._generated.thirteen.v1 import results_pb2, table_pb2
-from service.tools import explain, replay
+from service.report import explain, replay
 from tests.e2e.helpers import (
     arrange,
     arrange_well,

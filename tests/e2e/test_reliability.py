@@ -45,7 +45,7 @@ RESULTS = "thirteen.v1.ResultsService"
 def run_cli(store: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """The real console script on this test's store."""
     return subprocess.run(
-        [sys.executable, "-m", "service.tools.cli", *args],
+        [sys.executable, "-m", "service.entrypoints.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,

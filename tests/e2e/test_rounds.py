@@ -6,11 +6,11 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from domain.arrangement import Arrangement
-from domain.cards import parse_cards
-from domain.play import Play
-from domain.ruleset import FUJIAN, STANDARD
-from domain.scoring import Seat, score_round
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import parse_cards
+from domain.rules.play import Play
+from domain.rules.ruleset import FUJIAN, STANDARD
+from domain.rules.scoring import Seat, score_round
 from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
     PHASE,

@@ -3,8 +3,15 @@ a client seed whose deal holds the specials it needs (``client_seed_for``)."""
 
 from __future__ import annotations
 
-from domain.cards import format_cards, parse_cards
-from domain.specials import SPLIT_PATTERNS, Special, Split, qualifies, qualifying, split_qualifies
+from domain.rules.cards import format_cards, parse_cards
+from domain.rules.specials import (
+    SPLIT_PATTERNS,
+    Special,
+    Split,
+    qualifies,
+    qualifying,
+    split_qualifies,
+)
 from tests.e2e.helpers import (
     arrange,
     arrange_well,
@@ -113,8 +120,8 @@ def test_r5_5_a_player_may_give_the_split_of_a_split_special_and_it_is_recorded(
 
 def test_r5_6_get_round_tells_the_viewer_which_specials_their_own_hand_qualifies_for(server):
     """Only the viewer's own hand carries the list, and only before the round is over."""
-    from domain.cards import parse_cards
-    from domain.specials import qualifying
+    from domain.rules.cards import parse_cards
+    from domain.rules.specials import qualifying
     from service._generated.thirteen.v1 import table_pb2 as pb
     from service._generated.thirteen.v1 import wallet_pb2
 

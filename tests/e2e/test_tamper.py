@@ -25,13 +25,13 @@ from typing import Any
 
 import pytest
 
-from domain.chain import CHAIN, canonical, link
 from domain.ids import round_uuid
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from domain.tlog.chain import CHAIN, canonical, link
 from service.application import Thirteen
+from service.eventstore.storage import open_app
 from service.evidence import StoreReader
-from service.storage import open_app
 from tests.bench.projections import play
 
 SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))
@@ -173,7 +173,7 @@ def audit_store(data: Path, played: Played, mode: str, *extra: str) -> Audit:
 
 def event_name(played: Played, mode: str, kind: str, version: int, position: int) -> str:
     """How the audit names an event: with its position in the log when it read the log, by
-    its stream when it read one stream (``domain.chain.StoredRecord.name``)."""
+    its stream when it read one stream (``domain.tlog.chain.StoredRecord.name``)."""
     where = f"version {version} of stream {played.stream}"
     return f"event {position} ({kind}, {where})" if mode == ALL else f"{kind} event, {where}"
 

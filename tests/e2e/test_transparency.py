@@ -23,9 +23,9 @@ import grpc
 import psycopg
 import pytest
 
-from domain.chain import canonical, link
 from domain.ids import round_uuid
-from domain.signed_note import Signer, Verifier
+from domain.tlog.chain import canonical, link
+from domain.tlog.note import Signer, Verifier
 from service._generated.thirteen.v1 import (
     audit_pb2,
     transparency_pb2,

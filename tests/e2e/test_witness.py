@@ -21,8 +21,8 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from domain.checkpoint import Checkpoint, sign_checkpoint
-from domain.signed_note import Signer
+from domain.tlog.checkpoint import Checkpoint, sign_checkpoint
+from domain.tlog.note import Signer
 from service._generated.thirteen.v1 import (
     transparency_pb2,
     transparency_pb2_grpc,

@@ -24,15 +24,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.ruleset import STANDARD
-from domain.signed_note import Signer
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from domain.tlog.note import Signer
 from projections.folds import Journal, Leg, OpenRound, RecallLine, RoundRecord, ViewFold
 from projections.projector import Projector, rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
-from service.event_log import RECENT, EventLogApplication, from_memory
-from service.storage import open_app, open_views
+from service.eventstore.application import RECENT, EventLogApplication, from_memory
+from service.eventstore.storage import open_app, open_views
 from service.transparency.log import TransparencyLog
 from tests.support.stores import store_environ
 

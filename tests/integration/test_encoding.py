@@ -8,11 +8,11 @@ from pathlib import Path
 
 from eventsourcing.persistence import Mapper
 
-from domain.chain import StoredRecord, verify_chain
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
-from service.chaining import ChainingMapper
-from service.storage import open_app
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from domain.tlog.chain import StoredRecord, verify_chain
+from service.eventstore.chaining import ChainingMapper
+from service.eventstore.storage import open_app
 
 
 def _arranged_round(app):  # type: ignore[no-untyped-def]

@@ -19,18 +19,18 @@ from uuid import UUID
 import pytest
 
 from domain.audit import passed
-from domain.chain import verify_chain
 from domain.errors import RuleError
 from domain.ids import round_uuid, transfer_uuid, wallet_uuid
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from domain.tlog.chain import verify_chain
 from domain.wallet import InsufficientFunds
 from service.application import Thirteen
 from service.caller import IN_PROCESS, Caller, acting_as
 from service.errors import AlreadyExists, NotFound
+from service.eventstore.storage import open_app
 from service.evidence import Decoder, StoreReader, audit, record_of
-from service.storage import open_app
 from tests.support.stores import store_environ
 
 WAIT = 30  # seconds: a bound on a future that is never reached in a passing run

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from projections.store import ViewStore
-from service.storage import open_app, open_views
+from service.eventstore.storage import open_app, open_views
 from tests.support.stores import store_environ
 
 

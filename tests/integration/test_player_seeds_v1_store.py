@@ -16,12 +16,12 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from domain.fairness import prove
+from domain.fairness.proof import prove
 from domain.ids import round_uuid
 from domain.round import Round
-from domain.suggest import suggest
+from domain.rules.suggest import suggest
+from service.eventstore.storage import open_app
 from service.evidence import Decoder, StoreReader, audit
-from service.storage import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
 DEALT = "domain.round:Round.Dealt"

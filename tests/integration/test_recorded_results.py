@@ -15,14 +15,14 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from domain.chain import StoredRecord, verify_chain
 from domain.ids import round_uuid
 from domain.results import record, round_result
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from domain.tlog.chain import StoredRecord, verify_chain
+from service.eventstore.storage import open_app
 from service.evidence import Decoder
-from service.storage import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store" / "thirteen.sqlite"
 

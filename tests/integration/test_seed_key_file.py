@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from domain.ruleset import STANDARD
-from domain.seeds import SeedKeyMissing, key_id
-from domain.suggest import suggest
+from domain.fairness.seeds import SeedKeyMissing, key_id
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
+from service.eventstore.storage import open_app
 from service.seed_keys import SeedKeyError, load_or_create, read
-from service.storage import open_app
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
 SQLITE = {"THIRTEEN_STORE": "sqlite"}

@@ -15,14 +15,14 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
+from domain.fairness.seeds import derive_seed
+from domain.fairness.shuffle import commitment
 from domain.ids import table_uuid
-from domain.ruleset import FUJIAN
-from domain.seeds import derive_seed
-from domain.shuffle import commitment
-from domain.suggest import suggest
+from domain.rules.ruleset import FUJIAN
+from domain.rules.suggest import suggest
 from service.application import Thirteen
+from service.eventstore.storage import open_app
 from service.evidence import Decoder, StoreReader, audit
-from service.storage import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
 SQLITE = {"THIRTEEN_STORE": "sqlite"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from service.storage import StoreConfigError, while_starting
+from service.eventstore.storage import StoreConfigError, while_starting
 
 
 def test_start_up_tries_again_while_the_database_cuts_its_sessions() -> None:

@@ -16,10 +16,10 @@ import psycopg
 import pytest
 import structlog.testing
 
-from domain.signed_note import Signer
+from domain.tlog.note import Signer
 from service.application import Thirteen
 from service.errors import NotFound
-from service.storage import open_app
+from service.eventstore.storage import open_app
 from service.transparency.log import TransparencyLog
 from service.transparency.store import StoredCheckpoint
 from tests.support.stores import PG, store_environ

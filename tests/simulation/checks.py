@@ -71,7 +71,7 @@ class Store:
         return ViewStore(postgres={**settings, "schema": e.get("POSTGRES_SCHEMA", "")})
 
     def max_position(self) -> int:
-        from service.storage import open_app
+        from service.eventstore.storage import open_app
 
         app = open_app(self.data, environ=self.environ)
         try:
@@ -91,7 +91,7 @@ class Store:
                 env={**os.environ, **self.environ},
             )
             return done.returncode, done.stdout + done.stderr
-        from service.tools.cli import main
+        from service.entrypoints.cli import main
 
         out = io.StringIO()
         with (

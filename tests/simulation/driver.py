@@ -25,11 +25,11 @@ from typing import Any
 
 import grpc
 
-from domain.cards import format_cards, parse_cards
-from domain.escape import escape_transfers
-from domain.ruleset import PRESETS
-from domain.specials import qualifying
-from domain.suggest import suggest
+from domain.rules.cards import format_cards, parse_cards
+from domain.rules.escape import escape_transfers
+from domain.rules.ruleset import PRESETS
+from domain.rules.specials import qualifying
+from domain.rules.suggest import suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.simulation.client import Answer, Client
 from tests.simulation.hostile import CATALOGUE, Hostile

@@ -38,8 +38,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from domain.cards import parse_cards
-from domain.specials import qualifying
+from domain.rules.cards import parse_cards
+from domain.rules.specials import qualifying
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.simulation.checks import Checker, Store
 from tests.simulation.client import Answer, Client

@@ -31,7 +31,7 @@ from typing import Any
 
 import grpc
 
-from domain.seeds import KeyRing
+from domain.fairness.seeds import KeyRing
 from service._generated.thirteen.v1 import (
     audit_pb2_grpc,
     results_pb2_grpc,
@@ -225,8 +225,8 @@ class InProcessServer:
 
     def _start(self) -> None:
         from service.application import Thirteen
+        from service.eventstore.storage import protect, store_env
         from service.rpc.server import start
-        from service.storage import protect, store_env
 
         self.generation += 1
         app = Thirteen(

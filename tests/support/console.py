@@ -22,8 +22,8 @@ from typing import Any
 
 import grpc
 
-from domain.cards import parse_cards
-from domain.specials import SPLIT_PATTERNS, Special, qualifies
+from domain.rules.cards import parse_cards
+from domain.rules.specials import SPLIT_PATTERNS, Special, qualifies
 from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
     PHASE,

@@ -18,10 +18,10 @@ from service._generated.thirteen.v1 import (
     transparency_pb2_grpc,
     wallet_pb2_grpc,
 )
+from service.eventstore.storage import open_app
 from service.metrics import Metrics
 from service.rpc.server import Running, start
 from service.security.policy import Policy
-from service.storage import open_app
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
 from service.transparency.log import LogOptions
 from tests.support.clock import ManualClock

@@ -14,10 +14,10 @@ from typing import Any
 
 import grpc
 
-from domain.cards import parse_cards
-from domain.ruleset import STANDARD
-from domain.specials import qualifying
-from domain.suggest import suggest
+from domain.rules.cards import parse_cards
+from domain.rules.ruleset import STANDARD
+from domain.rules.specials import qualifying
+from domain.rules.suggest import suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.support.server import ServerThread
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from domain.arrangement import Arrangement
-from domain.cards import Card, parse_cards
-from domain.play import Play
-from domain.scoring import Seat
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import Card, parse_cards
+from domain.rules.play import Play
+from domain.rules.scoring import Seat
 
 
 def cards(text: str) -> tuple[Card, ...]:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from domain.arrangement import Arrangement
 from domain.errors import ArrangementError
+from domain.rules.arrangement import Arrangement
 
 from .helpers import arrangement, cards
 

@@ -1,7 +1,7 @@
 import pytest
 
-from domain.cards import DECK, Card, format_cards, parse_card, parse_cards
 from domain.errors import CardError
+from domain.rules.cards import DECK, Card, format_cards, parse_card, parse_cards
 
 
 def test_r1_1_deck_has_52_distinct_cards_13_ranks_4_suits():

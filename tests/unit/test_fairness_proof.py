@@ -1,10 +1,10 @@
-"""R12.6: ``domain.fairness.prove``, the one fairness proof the audit, explain and the demo
+"""R12.6: ``domain.fairness.proof.prove``, the one fairness proof the audit, explain and the demo
 share."""
 
 from __future__ import annotations
 
-from domain.fairness import prove
-from domain.shuffle import commitment
+from domain.fairness.proof import prove
+from domain.fairness.shuffle import commitment
 
 R12_7 = [  # RULES.md R12.7: server seed 32 zero bytes, client seed "client", round id "r1"
     "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd".split(),

@@ -1,7 +1,7 @@
 """R12.4, R12.5: statistical evidence that the provably fair shuffle deals uniformly.
 
 100,000 deals from distinct, deterministic inputs (server seed = SHA-256 of the index, client
-seed and round id derived from it) go through ``domain.shuffle.deal``. Two chi-square tests
+seed and round id derived from it) go through ``domain.fairness.shuffle.deal``. Two chi-square tests
 against the uniform distribution:
 
 * card × position: the 52 × 52 table of how often each card lands at each deck position. Both
@@ -31,7 +31,7 @@ from statistics import NormalDist
 
 import pytest
 
-from domain.shuffle import HAND_SIZE, deal
+from domain.fairness.shuffle import HAND_SIZE, deal
 
 DEALS = 100_000
 CARDS = 52

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from domain.cards import DECK
-from domain.hands import (
+from domain.rules.cards import DECK
+from domain.rules.hands import (
     Category,
     category_of,
     describe,
@@ -195,7 +195,7 @@ def test_r2_2_golden_counts_over_all_c52_3_fronts():
 
 
 def test_describe_against_adds_the_kickers_only_when_the_short_words_tie():
-    from domain.hands import describe_against
+    from domain.rules.hands import describe_against
 
     j94, j87 = value3(cards("Jh 9d 4c")), value3(cards("Js 8h 7c"))
     assert describe_against(j94, j87, front=True) == "high card, J-high (J 9 4)"

@@ -1,4 +1,4 @@
-"""``domain.limits``: every amount, balance, multiplier and sum has an upper bound, refused
+"""``domain.rules.limits``: every amount, balance, multiplier and sum has an upper bound, refused
 before anything is recorded; and malformed input is refused with a short message."""
 
 from __future__ import annotations
@@ -15,26 +15,26 @@ from google.rpc import error_details_pb2, status_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain import limits
-from domain.arrangement import Arrangement
-from domain.cards import DECK
 from domain.errors import CardError, RuleError, RulesetError, SpecialError
-from domain.hands import Category
-from domain.limits import (
+from domain.round import Round
+from domain.rules import limits
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import DECK
+from domain.rules.hands import Category
+from domain.rules.limits import (
     MAX_BALANCE,
     MAX_ROUND_POINTS,
     MAX_SETTLED_BALANCE,
     MAX_TRANSFER,
     LimitReached,
 )
-from domain.play import NO_ARRANGEMENT, Play, declare
-from domain.round import Round
-from domain.ruleset import FUJIAN, PRESETS, STANDARD, Ruleset, _from_json, resolve
-from domain.scoring import Seat, score_round
-from domain.settlement import gross, settle
-from domain.specials import Special
-from domain.stakes import round_base
-from domain.suggest import suggest
+from domain.rules.play import NO_ARRANGEMENT, Play, declare
+from domain.rules.ruleset import FUJIAN, PRESETS, STANDARD, Ruleset, _from_json, resolve
+from domain.rules.scoring import Seat, score_round
+from domain.rules.settlement import gross, settle
+from domain.rules.specials import Special
+from domain.rules.stakes import round_base
+from domain.rules.suggest import suggest
 from domain.wallet import Wallet
 from service.rpc import mapping, paging
 from service.rpc.status import MAX_MESSAGE_CHARS, to_status
@@ -71,7 +71,7 @@ def deal(balances: dict[str, int], ruleset: Ruleset = STANDARD, number: int = 1)
 
 
 def test_the_limits_keep_every_stored_number_far_below_int64():
-    """The arithmetic of the ``domain.limits`` docstring, checked."""
+    """The arithmetic of the ``domain.rules.limits`` docstring, checked."""
     assert MAX_SETTLED_BALANCE == 4 * MAX_BALANCE < 2**52  # exact as a double too
     assert MAX_ROUND_POINTS * MAX_BALANCE <= 10**18 < 2**63 // 9  # a gross result (R7.1)
     assert limits.MAX_ESCAPE_MULTIPLE * MAX_BALANCE <= 10**18  # a penalty before its cap

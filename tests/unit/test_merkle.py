@@ -1,4 +1,4 @@
-"""``domain.merkle`` against RFC 6962 / RFC 9162 §2.1: the Certificate Transparency test vectors,
+"""``domain.tlog.merkle`` against RFC 6962 / RFC 9162 §2.1: the Certificate Transparency test vectors,
 and every proof checked by a tiny verifier written here from the RFC's recursive definitions
 (MTH, PATH, SUBPROOF), not by the iterative algorithms the service and the offline audit use."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import merkle
+from domain.tlog import merkle
 
 # RFC 6962 test data as published with Certificate Transparency (and transparency-dev/merkle).
 DATA = [

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from domain.errors import SpecialError
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.specials import qualifying
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.specials import qualifying
+from domain.rules.suggest import suggest
 from projections.folds import Journal, RecallLine, RoundRecord, ViewFold
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -16,10 +16,10 @@ from eventsourcing.persistence import (
 )
 
 from domain.errors import RuleError
-from domain.fairness import prove
+from domain.fairness.proof import prove
+from domain.fairness.shuffle import commitment, deal
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.shuffle import commitment, deal
+from domain.rules.ruleset import STANDARD
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 SEATS = ["p0", "p1", "p2", "p3"]

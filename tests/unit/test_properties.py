@@ -7,15 +7,15 @@ import contextlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.arrangement import Arrangement
-from domain.cards import DECK
 from domain.errors import SpecialError
-from domain.play import NO_ARRANGEMENT, Play, declare
-from domain.ruleset import FUJIAN, STANDARD, Ruleset
-from domain.scoring import Seat, score_round
-from domain.settlement import settle
-from domain.shuffle import deal
-from domain.suggest import suggest
+from domain.fairness.shuffle import deal
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import DECK
+from domain.rules.play import NO_ARRANGEMENT, Play, declare
+from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
+from domain.rules.scoring import Seat, score_round
+from domain.rules.settlement import settle
+from domain.rules.suggest import suggest
 
 rulesets = st.builds(
     lambda base, scoop, home, min_players, foul_counts, wheel, quads: base.with_overrides(

@@ -18,12 +18,12 @@ from eventsourcing.persistence import (
 )
 
 import domain.round
-from domain.play import NO_ARRANGEMENT, declare
 from domain.results import record, recorded_score, round_result
 from domain.round import Round
-from domain.ruleset import FUJIAN, STANDARD
-from domain.scoring import PileScore, Seat, score_round
-from domain.suggest import suggest
+from domain.rules.play import NO_ARRANGEMENT, declare
+from domain.rules.ruleset import FUJIAN, STANDARD
+from domain.rules.scoring import PileScore, Seat, score_round
+from domain.rules.suggest import suggest
 
 from .helpers import cards, seat
 

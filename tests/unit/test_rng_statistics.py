@@ -1,4 +1,4 @@
-"""The RNG kit's statistics (``domain.rng_statistics``) on the words and deals of R12.3–R12.5:
+"""The RNG kit's statistics (``domain.fairness.statistics``) on the words and deals of R12.3–R12.5:
 the distributions are right, a fair generator passes, and each test fails a generator with the
 defect it is there to catch. Every sample comes from fixed seeds, so each run is the same."""
 
@@ -13,8 +13,9 @@ from statistics import fmean
 
 import pytest
 
-from domain import shuffle
-from domain.rng_statistics import (
+from domain.fairness import shuffle
+from domain.fairness.shuffle import deal, words
+from domain.fairness.statistics import (
     ALPHA,
     Outcome,
     card_position,
@@ -28,7 +29,6 @@ from domain.rng_statistics import (
     word_serial,
     word_tests,
 )
-from domain.shuffle import deal, words
 
 DEALS = 1_000
 
@@ -73,7 +73,7 @@ def test_card_position_statistic_has_its_chi_square_mean_for_uniform_permutation
 
 
 def _production_deals(count: int, salt: bytes = b"") -> tuple[list[list[int]], list[int]]:
-    """``count`` deals through ``domain.shuffle.deal`` from fixed seeds, and their words."""
+    """``count`` deals through ``domain.fairness.shuffle.deal`` from fixed seeds, and their words."""
     decks, drawn = [], []
     for i in range(count):
         seed = hashlib.sha256(salt + i.to_bytes(8, "big")).digest()

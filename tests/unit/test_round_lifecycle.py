@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from domain.errors import PhaseError, RuleError, SeatError, StakeError
+from domain.fairness.seeds import KeyRing, derive_seed
+from domain.fairness.shuffle import commitment, deal
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.seeds import KeyRing, derive_seed
-from domain.shuffle import commitment, deal
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
 from domain.table import Table
 from domain.wallet import InsufficientFunds, Wallet
 

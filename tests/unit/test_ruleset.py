@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 
 from domain.errors import RulesetError
-from domain.hands import Category
-from domain.ruleset import FUJIAN, PRESETS, STANDARD, Ruleset, resolve
-from domain.specials import Special
+from domain.rules.hands import Category
+from domain.rules.ruleset import FUJIAN, PRESETS, STANDARD, Ruleset, resolve
+from domain.rules.specials import Special
 
 
 def test_r13_standard_preset_matches_the_table():

@@ -2,12 +2,12 @@
 
 import pytest
 
-from domain.cards import DECK
-from domain.play import NO_ARRANGEMENT, Play, declare
-from domain.ruleset import FUJIAN, STANDARD
-from domain.scoring import Seat, score_round
-from domain.specials import Special
-from domain.suggest import suggest
+from domain.rules.cards import DECK
+from domain.rules.play import NO_ARRANGEMENT, Play, declare
+from domain.rules.ruleset import FUJIAN, STANDARD
+from domain.rules.scoring import Seat, score_round
+from domain.rules.specials import Special
+from domain.rules.suggest import suggest
 
 from .helpers import cards, seat
 

@@ -1,5 +1,5 @@
 """R12.1 without a seed at rest (issue 11): server seeds derived from a seed key
-(``domain.seeds``), and a table that commits with the key id and nonce instead of the seed; a
+(``domain.fairness.seeds``), and a table that commits with the key id and nonce instead of the seed; a
 table stored by the first version (the seed in clear) deals that seed once and then moves on."""
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from eventsourcing.persistence import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.ruleset import STANDARD
-from domain.seeds import (
+from domain.fairness.seeds import (
     KeyRing,
     SeedKeyMissing,
     commit,
     derive_seed,
     key_id,
 )
-from domain.shuffle import commitment, deal
+from domain.fairness.shuffle import commitment, deal
+from domain.rules.ruleset import STANDARD
 from domain.table import Table
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

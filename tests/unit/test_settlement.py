@@ -1,6 +1,6 @@
 """R7 and R9: coins, caps and largest-remainder rounding."""
 
-from domain.settlement import gross, settle
+from domain.rules.settlement import gross, settle
 
 
 def test_r7_1_gross_is_points_times_base():

@@ -13,12 +13,12 @@ import pytest
 
 from domain import showdown
 from domain.errors import PhaseError
+from domain.fairness.seeds import KeyRing, SeedKeyMissing, derive_seed
+from domain.fairness.shuffle import commitment
 from domain.results import record
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.seeds import KeyRing, SeedKeyMissing, derive_seed
-from domain.shuffle import commitment
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
 from domain.table import Table
 from domain.wallet import Wallet
 

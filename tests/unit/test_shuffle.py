@@ -5,9 +5,8 @@ import hmac
 
 import pytest
 
-from domain.cards import DECK
 from domain.errors import RuleError
-from domain.shuffle import (
+from domain.fairness.shuffle import (
     MAX_PLAYER_SEED_LENGTH,
     check_player_seed,
     commitment,
@@ -18,6 +17,7 @@ from domain.shuffle import (
     verify_commitment,
     words,
 )
+from domain.rules.cards import DECK
 
 R12_7 = [
     "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd",

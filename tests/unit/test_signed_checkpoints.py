@@ -1,4 +1,4 @@
-"""Checkpoints as C2SP signed notes (``domain.signed_note``, ``domain.checkpoint``), checked by a
+"""Checkpoints as C2SP signed notes (``domain.tlog.note``, ``domain.tlog.checkpoint``), checked by a
 minimal parser and verifier written here from the specs (signed-note, tlog-checkpoint,
 tlog-cosignature) with ``cryptography``'s Ed25519, and against the published vectors: the
 signed-note spec's example and golang.org/x/mod/sumdb/note's PeterNeumann key."""
@@ -13,9 +13,15 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from domain.checkpoint import Checkpoint, cosign, cosignatures, open_checkpoint, sign_checkpoint
-from domain.merkle import leaf_hash
-from domain.signed_note import (
+from domain.tlog.checkpoint import (
+    Checkpoint,
+    cosign,
+    cosignatures,
+    open_checkpoint,
+    sign_checkpoint,
+)
+from domain.tlog.merkle import leaf_hash
+from domain.tlog.note import (
     COSIGNATURE_V1,
     NoteError,
     Signer,

@@ -3,9 +3,9 @@
 import pytest
 
 from domain.errors import DeclarationRefused, SpecialError
-from domain.play import declare
-from domain.ruleset import STANDARD
-from domain.specials import Special, Split, qualifies, qualifying, split_qualifies
+from domain.rules.play import declare
+from domain.rules.ruleset import STANDARD
+from domain.rules.specials import Special, Split, qualifies, qualifying, split_qualifies
 
 from .helpers import cards
 

@@ -3,9 +3,9 @@
 import pytest
 
 from domain.errors import StakeError
-from domain.escape import escape_penalty, escape_transfers
-from domain.ruleset import STANDARD
-from domain.stakes import check_can_sit, round_base, stake_bracket
+from domain.rules.escape import escape_penalty, escape_transfers
+from domain.rules.ruleset import STANDARD
+from domain.rules.stakes import check_can_sit, round_base, stake_bracket
 
 
 def test_r8_1_sitting_down_needs_the_seat_minimum():

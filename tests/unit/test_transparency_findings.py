@@ -1,19 +1,19 @@
-"""``domain.transparency.check_log``: the offline audit's ``LOG`` findings about an export's
+"""``domain.tlog.evidence.check_log``: the offline audit's ``LOG`` findings about an export's
 events against its signed checkpoint, and against an earlier checkpoint the auditor kept."""
 
 from __future__ import annotations
 
-from domain import merkle
-from domain.chain import StoredRecord
-from domain.checkpoint import Checkpoint, cosign, sign_checkpoint
-from domain.signed_note import COSIGNATURE_V1, Signer
-from domain.transparency import (
+from domain.tlog import merkle
+from domain.tlog.chain import StoredRecord
+from domain.tlog.checkpoint import Checkpoint, cosign, sign_checkpoint
+from domain.tlog.evidence import (
     EventProof,
     LogEvidence,
     check_cosignatures,
     check_log,
     leaf_data,
 )
+from domain.tlog.note import COSIGNATURE_V1, Signer
 
 LOG_KEY = Signer.from_seed("thirteen.test/log", bytes(range(32)))
 STREAM = "6f1c7e2a-0000-4000-8000-000000000001"

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from domain.round import Round
-from domain.ruleset import STANDARD
-from domain.suggest import suggest
+from domain.rules.ruleset import STANDARD
+from domain.rules.suggest import suggest
 from domain.visibility import (
     DEALER,
     OBSERVER,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from domain.checkpoint import Checkpoint, cosignatures, sign_checkpoint
-from domain.signed_note import COSIGNATURE_V1, Signer, parse
+from domain.tlog.checkpoint import Checkpoint, cosignatures, sign_checkpoint
+from domain.tlog.note import COSIGNATURE_V1, Signer, parse
 from service.tools.witness import REFRESH_AFTER, Log, State, poll
 
 T0 = 1_700_000_000
@@ -72,7 +72,7 @@ def test_an_idle_log_is_cosigned_again_once_the_cosignature_is_an_hour_old(tmp_p
 
 
 def test_the_refresh_is_well_inside_the_day_the_log_accepts_cosignatures_for():
-    from domain.checkpoint import COSIGNATURE_BEHIND
+    from domain.tlog.checkpoint import COSIGNATURE_BEHIND
 
     assert REFRESH_AFTER * 12 <= COSIGNATURE_BEHIND
 

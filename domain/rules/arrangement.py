@@ -1,0 +1,83 @@
+"""Arranging thirteen cards into front, middle and back, and the foul rule (R4).
+
+>>> from domain.rules.cards import parse_cards
+>>> a = Arrangement.of(parse_cards("3d 3s 3c".split()), parse_cards("2h 2s 4s 7s 9h".split()),
+...                    parse_cards("Th Jc Qc Kc Ac".split()))
+>>> a.foul_reason()
+'front (three of a kind, 3s) beats middle (pair, 2s)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.errors import ArrangementError
+from domain.rules.cards import Card
+from domain.rules.hands import describe, front_beats_middle, value3, value5
+
+PILE_NAMES = ("front", "middle", "back")
+PILE_SIZES = (3, 5, 5)
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """R4.1: three cards in front, five in the middle, five at the back."""
+
+    front: tuple[Card, ...]
+    middle: tuple[Card, ...]
+    back: tuple[Card, ...]
+
+    @classmethod
+    def of(
+        cls,
+        front: Sequence[Card],
+        middle: Sequence[Card],
+        back: Sequence[Card],
+        *,
+        dealt: Sequence[Card] | None = None,
+    ) -> Arrangement:
+        """An arrangement checked against R4.1; ``dealt`` are the player's thirteen cards."""
+        piles = (tuple(front), tuple(middle), tuple(back))
+        for name, pile, size in zip(PILE_NAMES, piles, PILE_SIZES, strict=True):
+            if len(pile) != size:
+                raise ArrangementError(
+                    f"the {name} needs {size} cards, got {len(pile)}", field=name
+                )
+        seen: set[Card] = set()
+        for name, pile in zip(PILE_NAMES, piles, strict=True):
+            for card in pile:
+                if card in seen:
+                    raise ArrangementError(f"card {card} is used twice", field=name)
+                seen.add(card)
+                if dealt is not None and card not in dealt:
+                    raise ArrangementError(
+                        f"card {card} in the {name} was not dealt to this player", field=name
+                    )
+        return cls(*piles)
+
+    @property
+    def piles(self) -> tuple[tuple[Card, ...], ...]:
+        return (self.front, self.middle, self.back)
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        return self.front + self.middle + self.back
+
+    def values(self, wheel: str = "second") -> tuple[int, int, int]:
+        """The three pile values (R2), front first."""
+        return value3(self.front), value5(self.middle, wheel), value5(self.back, wheel)
+
+    def foul_reason(self, wheel: str = "second") -> str | None:
+        """R4.2: why this arrangement is a foul, or None. Equal piles are allowed."""
+        front, middle, back = self.values(wheel)
+        return foul_reason(front, middle, back)
+
+
+def foul_reason(front: int, middle: int, back: int) -> str | None:
+    """R4.2 with R3 for the front against the middle."""
+    if front_beats_middle(front, middle):
+        return f"front ({describe(front)}) beats middle ({describe(middle)})"
+    if middle > back:
+        return f"middle ({describe(middle)}) beats back ({describe(back)})"
+    return None

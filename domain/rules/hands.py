@@ -1,0 +1,277 @@
+"""Pile hands: categories, evaluation and comparison (R2, R3).
+
+A pile's *value* is an ``int`` whose order is the order of R2: the category sits in the high bits
+and the ranks that break ties (R2.3, grouped by count then rank, high first) below it, four bits
+each. Bigger is stronger, equal is a tie (R2.4) — suits never enter (R1.3).
+
+>>> from domain.rules.cards import parse_cards
+>>> describe(value5(parse_cards("2s 6s 8s Js As".split())))
+'flush, A-high'
+>>> value3(parse_cards("Qh Qd 3c".split())) > value3(parse_cards("Kh 7d 4c".split()))
+True
+
+Evaluation is by lookup, in the manner of Cactus Kev: a five-card pile of one suit is found by
+the set of its ranks, any other pile by the product of one prime per rank.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache
+
+from domain.rules.cards import RANKS, Card
+
+RANK_BITS = 4
+CATEGORY_SHIFT = 5 * RANK_BITS
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+
+
+class Category(enum.IntEnum):
+    """R2.1: the nine categories, weakest first, so that a stronger category is a bigger int."""
+
+    HIGH_CARD = 0
+    PAIR = 1
+    TWO_PAIR = 2
+    THREE_OF_A_KIND = 3
+    STRAIGHT = 4
+    FLUSH = 5
+    FULL_HOUSE = 6
+    FOUR_OF_A_KIND = 7
+    STRAIGHT_FLUSH = 8
+
+    @property
+    def id(self) -> str:
+        """The category's id as written in RULES.md: ``three_of_a_kind``."""
+        return self.name.lower()
+
+    @property
+    def words(self) -> str:
+        return self.name.lower().replace("_", " ")
+
+    @classmethod
+    def from_id(cls, ident: str) -> Category:
+        return cls[ident.upper()]
+
+
+FRONT_CATEGORIES = (Category.HIGH_CARD, Category.PAIR, Category.THREE_OF_A_KIND)
+"""R2.2: the only categories of a three-card front pile."""
+
+Wheel = str
+WHEELS = ("second", "lowest")
+"""R2.3 ruleset parameter ``wheel``: where A-2-3-4-5 ranks among straights."""
+
+
+_CATEGORIES = tuple(Category)
+
+
+def category_of(value: int) -> Category:
+    return _CATEGORIES[value >> CATEGORY_SHIFT]
+
+
+def _pack(category: Category, ranks: Sequence[int]) -> int:
+    value = int(category)
+    for i in range(5):
+        value = (value << RANK_BITS) | (ranks[i] if i < len(ranks) else 0)
+    return value
+
+
+def tie_ranks(value: int) -> tuple[int, ...]:
+    """The ranks that break ties within the category (R2.3), unpacked from a value."""
+    length = _KEY_LENGTH[category_of(value)]
+    return tuple((value >> (RANK_BITS * (4 - i))) & 0xF for i in range(length))
+
+
+_KEY_LENGTH = {
+    Category.HIGH_CARD: 5,
+    Category.PAIR: 4,
+    Category.TWO_PAIR: 3,
+    Category.THREE_OF_A_KIND: 3,
+    Category.STRAIGHT: 1,
+    Category.FLUSH: 5,
+    Category.FULL_HOUSE: 2,
+    Category.FOUR_OF_A_KIND: 2,
+    Category.STRAIGHT_FLUSH: 1,
+}
+
+# A straight's key (R2.3) is its top rank less two (6-high → 2 … K-high → 9) and 11 for A-high,
+# which leaves 10 for the wheel when ``wheel`` is ``second`` and 1 when it is ``lowest``.
+_WHEEL_RANKS = frozenset({12, 0, 1, 2, 3})
+_WHEEL_KEY = {"second": 10, "lowest": 1}
+_BROADWAY_KEY = 11
+
+
+def _straight_key(ranks: frozenset[int], wheel: Wheel) -> int | None:
+    if len(ranks) != 5:
+        return None
+    if ranks == _WHEEL_RANKS:
+        return _WHEEL_KEY[wheel]
+    top = max(ranks)
+    if top - min(ranks) != 4:
+        return None
+    return _BROADWAY_KEY if top == 12 else top - 2
+
+
+def _grouped(ranks: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Ranks grouped by count then rank, high first (R2.3, R3), and their counts."""
+    counts = Counter(ranks)
+    order = sorted(counts, key=lambda r: (counts[r], r), reverse=True)
+    return order, [counts[r] for r in order]
+
+
+def _classify5(ranks: Sequence[int], flush: bool, wheel: Wheel) -> int:
+    straight = _straight_key(frozenset(ranks), wheel)
+    if straight is not None:
+        return _pack(Category.STRAIGHT_FLUSH if flush else Category.STRAIGHT, [straight])
+    if flush:
+        return _pack(Category.FLUSH, sorted(ranks, reverse=True))
+    order, counts = _grouped(ranks)
+    category = {
+        (4, 1): Category.FOUR_OF_A_KIND,
+        (3, 2): Category.FULL_HOUSE,
+        (3, 1, 1): Category.THREE_OF_A_KIND,
+        (2, 2, 1): Category.TWO_PAIR,
+        (2, 1, 1, 1): Category.PAIR,
+        (1, 1, 1, 1, 1): Category.HIGH_CARD,
+    }[tuple(counts)]
+    return _pack(category, order)
+
+
+def _classify3(ranks: Sequence[int]) -> int:
+    """R2.2: a front is trips, pair or high card; suits and sequences do not count."""
+    order, counts = _grouped(ranks)
+    category = {
+        (3,): Category.THREE_OF_A_KIND,
+        (2, 1): Category.PAIR,
+        (1, 1, 1): Category.HIGH_CARD,
+    }[tuple(counts)]
+    return _pack(category, order)
+
+
+def _product(ranks: Sequence[int]) -> int:
+    product = 1
+    for rank in ranks:
+        product *= _PRIMES[rank]
+    return product
+
+
+def _tables(wheel: Wheel) -> tuple[dict[int, int], dict[int, int]]:
+    """(flush table by rank bits, other table by prime product) for five-card piles."""
+    flushes: dict[int, int] = {}
+    others: dict[int, int] = {}
+    for ranks in itertools.combinations_with_replacement(range(13), 5):
+        if max(Counter(ranks).values()) > 4:
+            continue
+        others[_product(ranks)] = _classify5(ranks, False, wheel)
+        if len(set(ranks)) == 5:
+            flushes[sum(1 << r for r in ranks)] = _classify5(ranks, True, wheel)
+    return flushes, others
+
+
+_FRONT_TABLE = {
+    _product(ranks): _classify3(ranks)
+    for ranks in itertools.combinations_with_replacement(range(13), 3)
+}
+
+# Per card: its rank's prime, its suit bit (bits 12–15) and its rank bit (bits 16–28).
+_KEV = tuple(
+    _PRIMES[card >> 2] | (1 << (12 + (card & 3))) | (1 << (16 + (card >> 2))) for card in range(52)
+)
+
+
+_TABLES = {wheel: _tables(wheel) for wheel in WHEELS}
+
+
+def value5(cards: Sequence[Card], wheel: Wheel = "second") -> int:
+    """R2.1, R2.3: the value of a five-card (middle or back) pile."""
+    kev = _KEV
+    a, b, c, d, e = kev[cards[0]], kev[cards[1]], kev[cards[2]], kev[cards[3]], kev[cards[4]]
+    if a & b & c & d & e & 0xF000:
+        return _TABLES[wheel][0][(a | b | c | d | e) >> 16]
+    return _TABLES[wheel][1][(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+
+
+def value3(cards: Sequence[Card]) -> int:
+    """R2.2, R2.3: the value of a three-card front pile."""
+    a, b, c = cards
+    return _FRONT_TABLE[_PRIMES[a >> 2] * _PRIMES[b >> 2] * _PRIMES[c >> 2]]
+
+
+def evaluator5(wheel: Wheel = "second") -> tuple[tuple[int, ...], dict[int, int], dict[int, int]]:
+    """The raw tables behind ``value5``, for loops that evaluate thousands of piles."""
+    flushes, others = _TABLES[wheel]
+    return _KEV, flushes, others
+
+
+# R3: a front's value compared with a middle's over the front's key length only. Shifting both
+# values right by the unused rank slots keeps the category and that many ranks.
+_FRONT_SHIFT = {
+    Category.THREE_OF_A_KIND: RANK_BITS * 4,
+    Category.PAIR: RANK_BITS * 3,
+    Category.HIGH_CARD: RANK_BITS * 2,
+}
+
+
+def front_beats_middle(front: int, middle: int) -> bool:
+    """R3: does the front pile beat the middle one? Equal is not beating.
+
+    >>> from domain.rules.cards import parse_cards
+    >>> f = value3(parse_cards("Kh Kd Ac".split()))
+    >>> front_beats_middle(f, value5(parse_cards("Ks Kc As 7d 3h".split())))
+    False
+    >>> front_beats_middle(f, value5(parse_cards("Qs Qc As 7d 3h".split())))
+    True
+    """
+    shift = _FRONT_SHIFT[category_of(front)]
+    return (front >> shift) > (middle >> shift)
+
+
+def _rank_word(rank: int, plural: bool = False) -> str:
+    text = RANKS[rank]
+    return text + "s" if plural else text
+
+
+@cache
+def describe(value: int) -> str:
+    """A pile value in words: ``flush, A-high``; ``pair, Qs``; ``full house, 9s over 5s``."""
+    category = category_of(value)
+    ranks = tie_ranks(value)
+    if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH):
+        key = ranks[0]
+        if key in _WHEEL_KEY.values():
+            return f"{category.words}, 5-high (wheel)"
+        return f"{category.words}, {_rank_word(12 if key == _BROADWAY_KEY else key + 2)}-high"
+    if category in (Category.FLUSH, Category.HIGH_CARD):
+        return f"{category.words}, {_rank_word(ranks[0])}-high"
+    if category in (Category.FULL_HOUSE,):
+        return f"{category.words}, {_rank_word(ranks[0], True)} over {_rank_word(ranks[1], True)}"
+    if category is Category.TWO_PAIR:
+        return f"{category.words}, {_rank_word(ranks[0], True)} and {_rank_word(ranks[1], True)}"
+    return f"{category.words}, {_rank_word(ranks[0], True)}"
+
+
+_FRONT_KEY_LENGTH = {Category.THREE_OF_A_KIND: 1, Category.PAIR: 2, Category.HIGH_CARD: 3}
+
+
+def describe_against(value: int, other: int, *, front: bool = False) -> str:
+    """``describe``, plus every deciding rank when the short words would read the same for
+    both piles: ``high card, J-high (J 9 4)`` against ``high card, J-high (J 8 7)``."""
+    return describe_both(value, other, front=front)[0]
+
+
+def describe_both(a: int, b: int, *, front: bool = False) -> tuple[str, str]:
+    """``describe_against`` of two piles, each against the other, describing each once."""
+    words_a, words_b = describe(a), describe(b)
+    if a == b or words_a != words_b:
+        return words_a, words_b
+    return _with_kickers(words_a, a, front), _with_kickers(words_b, b, front)
+
+
+def _with_kickers(text: str, value: int, front: bool) -> str:
+    category = category_of(value)
+    ranks = tie_ranks(value)
+    if front:
+        ranks = ranks[: _FRONT_KEY_LENGTH[category]]
+    return f"{text} ({' '.join(RANKS[r] for r in ranks)})"

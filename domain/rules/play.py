@@ -1,0 +1,74 @@
+"""What a player brings to the showdown: an arrangement, a declared special, or nothing.
+
+Declarations follow R5.4 (named or ``any``; unsupported ones are refused) and R5.5 (split
+patterns carry a qualifying split).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.errors import DeclarationRefused, SpecialError
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import Card
+from domain.rules.ruleset import Ruleset
+from domain.rules.specials import ANY, Special, Split, qualifies, qualifying, split_qualifies
+
+
+@dataclass(frozen=True)
+class Play:
+    """One player's showdown entry; with neither field set the player has no arrangement."""
+
+    arrangement: Arrangement | None = None
+    special: Special | None = None
+    split: Split | None = None
+
+    @property
+    def is_special(self) -> bool:
+        return self.special is not None
+
+
+NO_ARRANGEMENT = Play()
+"""R4.3: a player who never arranged is foul at the showdown."""
+
+
+def declare(
+    cards: Sequence[Card], declared: str, ruleset: Ruleset, split: Split | None = None
+) -> Play:
+    """R5.4: declare a named special or ``any``; refused when the cards do not support it.
+
+    A given ``split`` must use exactly these cards and, for a split pattern, show it (R5.5);
+    without one the service finds a qualifying split.
+    """
+    if len(cards) != 13 or len(set(cards)) != 13:
+        raise SpecialError("a special hand needs 13 different cards", field="cards")
+    quads = ruleset.quad_counts_as_two_pairs
+    if split is not None and sorted(split.cards) != sorted(cards):
+        raise SpecialError("the split does not use exactly the player's 13 cards", field="cards")
+    if declared == ANY:
+        found = qualifying(cards, quad_counts_as_two_pairs=quads)
+        if split is not None:  # a given split speaks for the split patterns (R5.5)
+            found = [
+                q for q in found if not q.special.is_split or split_qualifies(q.special, split)
+            ]
+        if not found:
+            raise DeclarationRefused(
+                "declared 'any' but the cards qualify for no special hand"
+                + (" (split patterns judged on the given piles)" if split is not None else ""),
+                field="special",
+            )
+        best = found[0]
+        given = split is not None and best.special.is_split
+        return Play(special=best.special, split=split if given else best.split)
+    special = Special.from_id(declared)
+    if split is not None and special.is_split:
+        if not split_qualifies(special, split):
+            raise DeclarationRefused(f"the given split does not show {special.id}", field="special")
+        return Play(special=special, split=split)
+    qualification = qualifies(special, cards, quad_counts_as_two_pairs=quads)
+    if qualification is None:
+        raise DeclarationRefused(
+            f"the cards do not qualify for {special.id} ({special.chinese})", field="special"
+        )
+    return Play(special=special, split=qualification.split)

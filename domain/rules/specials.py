@@ -1,0 +1,303 @@
+"""Special hands: the fourteen patterns, their order and points, and who qualifies (R5).
+
+>>> from domain.rules.cards import parse_cards
+>>> hand = parse_cards("2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As".split())
+>>> [q.special.id for q in qualifying(hand)]
+['six_pairs', 'three_flushes']
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from domain.errors import SpecialError
+from domain.rules.cards import Card
+from domain.rules.hands import Category, category_of, evaluator5, value5
+from domain.rules.limits import quoted
+
+
+class Special(enum.Enum):
+    """R5.1: the special hands, strongest first; ``order`` 1 is the strongest (R5.2)."""
+
+    SUPREME_DRAGON = (1, "至尊清龙", 108)
+    DRAGON = (2, "一条龙", 36)
+    TWELVE_ROYALS = (3, "十二皇族", 24)
+    THREE_STRAIGHT_FLUSHES = (4, "三同花顺", 20)
+    THREE_QUADS = (5, "三分天下", 20)
+    ALL_BIG = (6, "全大", 10)
+    ALL_SMALL = (7, "全小", 10)
+    ONE_COLOR = (8, "凑一色", 10)
+    TWO_MONSTERS_FRONT_TRIPS = (9, "双怪冲三", 6)
+    FOUR_TRIPS = (10, "四套三条", 6)
+    FIVE_PAIRS_TRIPS = (11, "五对三条", 5)
+    SIX_PAIRS = (12, "六对半", 4)
+    THREE_STRAIGHTS = (13, "三顺子", 4)
+    THREE_FLUSHES = (14, "三同花", 3)
+
+    def __init__(self, order: int, chinese: str, points: int) -> None:
+        self.order = order
+        self.chinese = chinese
+        self.default_points = points
+
+    @property
+    def id(self) -> str:
+        return self.name.lower()
+
+    @property
+    def is_split(self) -> bool:
+        """R5.5: patterns that need a split into front, middle and back."""
+        return self in SPLIT_PATTERNS
+
+    def beats(self, other: Special) -> bool:
+        """R5.2: the table's order decides, whatever the points."""
+        return self.order < other.order
+
+    @classmethod
+    def from_id(cls, ident: str) -> Special:
+        special = _BY_ID.get(ident) if isinstance(ident, str) else None
+        if special is None:
+            known = ", ".join(_BY_ID)
+            raise SpecialError(
+                f"unknown special {quoted(ident)}; known: {known}, or 'any'", field="special"
+            )
+        return special
+
+
+_BY_ID = {special.id: special for special in Special}
+
+
+SPLIT_PATTERNS = frozenset(
+    {
+        Special.THREE_STRAIGHT_FLUSHES,
+        Special.TWO_MONSTERS_FRONT_TRIPS,
+        Special.THREE_STRAIGHTS,
+        Special.THREE_FLUSHES,
+    }
+)
+ANY = "any"
+"""R5.4: declare ``any`` to take the strongest special the cards qualify for."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """A 3/5/5 split of thirteen cards; for the split patterns it is recorded (R5.5)."""
+
+    front: tuple[Card, ...]
+    middle: tuple[Card, ...]
+    back: tuple[Card, ...]
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        return self.front + self.middle + self.back
+
+
+@dataclass(frozen=True)
+class Qualification:
+    """A special the cards qualify for, with the split that shows it for split patterns."""
+
+    special: Special
+    split: Split | None = None
+
+
+def _partition_pairs(counts: Sequence[int], quad_counts_as_two_pairs: bool) -> int:
+    """Most disjoint pairs the rank counts give (two from one rank only if quads count)."""
+    per_rank = 2 if quad_counts_as_two_pairs else 1
+    return sum(min(c // 2, per_rank) for c in counts)
+
+
+def _rank_counts(cards: Sequence[Card]) -> Counter[int]:
+    return Counter(c.rank for c in cards)
+
+
+def _three_quads(cards: Sequence[Card], quads_pairs: bool) -> bool:
+    return sum(1 for c in _rank_counts(cards).values() if c == 4) == 3
+
+
+def _four_trips(cards: Sequence[Card], quads_pairs: bool) -> bool:
+    # A quad supplies a trip and the single (partition semantics).
+    return sum(1 for c in _rank_counts(cards).values() if c >= 3) == 4
+
+
+def _five_pairs_trips(cards: Sequence[Card], quads_pairs: bool) -> bool:
+    counts = _rank_counts(cards)
+    for rank, count in counts.items():
+        if count >= 3:
+            rest = [c - 3 if r == rank else c for r, c in counts.items()]
+            if all(c % 2 == 0 for c in rest) and _partition_pairs(rest, quads_pairs) == 5:
+                return True
+    return False
+
+
+def _six_pairs(cards: Sequence[Card], quads_pairs: bool) -> bool:
+    return _partition_pairs(list(_rank_counts(cards).values()), quads_pairs) == 6
+
+
+def _dragon(cards: Sequence[Card], quads_pairs: bool) -> bool:
+    return len({c.rank for c in cards}) == 13
+
+
+def _supreme_dragon(cards: Sequence[Card], quads_pairs: bool) -> bool:
+    return _dragon(cards, quads_pairs) and len({c.suit for c in cards}) == 1
+
+
+_JACK = 9
+_EIGHT = 6
+
+_WHOLE_HAND: dict[Special, Callable[[Sequence[Card], bool], bool]] = {
+    Special.SUPREME_DRAGON: _supreme_dragon,
+    Special.DRAGON: _dragon,
+    Special.TWELVE_ROYALS: lambda cards, _: all(c.rank >= _JACK for c in cards),
+    Special.THREE_QUADS: _three_quads,
+    Special.ALL_BIG: lambda cards, _: all(c.rank >= _EIGHT for c in cards),
+    Special.ALL_SMALL: lambda cards, _: all(c.rank <= _EIGHT for c in cards),
+    Special.ONE_COLOR: lambda cards, _: len({c.is_red for c in cards}) == 1,
+    Special.FOUR_TRIPS: _four_trips,
+    Special.FIVE_PAIRS_TRIPS: _five_pairs_trips,
+    Special.SIX_PAIRS: _six_pairs,
+}
+
+
+# R5.3: three-card runs, A-2-3 and Q-K-A both counting.
+_RUNS3 = frozenset(frozenset({r, r + 1, r + 2}) for r in range(11)) | {frozenset({12, 0, 1})}
+
+
+def _front_run(front: Sequence[Card]) -> bool:
+    return frozenset(c.rank for c in front) in _RUNS3
+
+
+def _front_suited(front: Sequence[Card]) -> bool:
+    return len({c.suit for c in front}) == 1
+
+
+def _front_trips(front: Sequence[Card]) -> bool:
+    return len({c.rank for c in front}) == 1
+
+
+# Per split pattern: which five-card categories middle and back may be, and the front test.
+_STRAIGHTS = frozenset({Category.STRAIGHT, Category.STRAIGHT_FLUSH})
+_FLUSHES = frozenset({Category.FLUSH, Category.STRAIGHT_FLUSH})
+_SPLIT_RULES: dict[Special, tuple[frozenset[Category], Callable[[Sequence[Card]], bool]]] = {
+    Special.THREE_STRAIGHT_FLUSHES: (
+        frozenset({Category.STRAIGHT_FLUSH}),
+        lambda f: _front_run(f) and _front_suited(f),
+    ),
+    Special.TWO_MONSTERS_FRONT_TRIPS: (
+        frozenset({Category.FOUR_OF_A_KIND, Category.STRAIGHT_FLUSH}),
+        _front_trips,
+    ),
+    Special.THREE_STRAIGHTS: (_STRAIGHTS, _front_run),
+    Special.THREE_FLUSHES: (_FLUSHES, _front_suited),
+}
+
+
+def split_qualifies(special: Special, split: Split) -> bool:
+    """R5.1 rows 4, 9, 13, 14: does this very split show the pattern?"""
+    categories, front_ok = _SPLIT_RULES[special]
+    return (
+        front_ok(split.front)
+        and category_of(value5(split.middle)) in categories
+        and category_of(value5(split.back)) in categories
+    )
+
+
+Subsets = list[tuple[int, tuple[Card, ...], int]]
+"""(bit mask of positions, cards, value) of every five-card subset of a hand."""
+
+
+def five_card_subsets(cards: Sequence[Card]) -> Subsets:
+    """All 1,287 five-card subsets of thirteen cards with their values, strongest first."""
+    kev, flushes, others = evaluator5()
+    subsets = []
+    for combo in itertools.combinations(range(len(cards)), 5):
+        five = tuple(cards[i] for i in combo)
+        a, b, c, d, e = kev[five[0]], kev[five[1]], kev[five[2]], kev[five[3]], kev[five[4]]
+        if a & b & c & d & e & 0xF000:
+            value = flushes[(a | b | c | d | e) >> 16]
+        else:
+            value = others[(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+        subsets.append((sum(1 << i for i in combo), five, value))
+    subsets.sort(key=lambda s: s[2], reverse=True)
+    return subsets
+
+
+def find_split(
+    special: Special, cards: Sequence[Card], subsets: Subsets | None = None
+) -> Split | None:
+    """R5.5: a split of the thirteen cards that shows the pattern, or None.
+
+    Middle and back are both drawn from the five-card subsets whose category fits, so the
+    search is over pairs of fitting subsets rather than all 72,072 splits; the stronger of the
+    two becomes the back.
+    """
+    if special is Special.THREE_FLUSHES:
+        return _three_flushes_split(cards)
+    categories, front_ok = _SPLIT_RULES[special]
+    fitting = [
+        (m, five)
+        for m, five, v in subsets or five_card_subsets(cards)
+        if category_of(v) in categories
+    ]
+    full = (1 << len(cards)) - 1
+    for i, (back_mask, back) in enumerate(fitting):
+        for middle_mask, middle in fitting[i + 1 :]:
+            if back_mask & middle_mask:
+                continue
+            rest = full & ~(back_mask | middle_mask)
+            front = tuple(cards[j] for j in range(len(cards)) if rest >> j & 1)
+            if front_ok(front):
+                return Split(front, middle, back)
+    return None
+
+
+def _three_flushes_split(cards: Sequence[Card]) -> Split | None:
+    """Three one-suit piles exist exactly when the suit counts are sums of 3, 5 and 5: try
+    the 64 ways to give each pile a suit instead of searching pairs of flushes."""
+    by_suit: dict[int, list[Card]] = {s: [] for s in range(4)}
+    for card in sorted(cards, reverse=True):
+        by_suit[card.suit].append(card)
+    for suits in itertools.product(range(4), repeat=3):  # front, middle, back
+        need = dict.fromkeys(range(4), 0)
+        for suit, size in zip(suits, (3, 5, 5), strict=True):
+            need[suit] += size
+        if all(len(by_suit[s]) == need[s] for s in range(4)):
+            pools = {s: list(by_suit[s]) for s in range(4)}
+            back = tuple(pools[suits[2]][:5])
+            del pools[suits[2]][:5]
+            middle = tuple(pools[suits[1]][:5])
+            del pools[suits[1]][:5]
+            return Split(tuple(pools[suits[0]]), middle, back)
+    return None
+
+
+def qualifies(
+    special: Special,
+    cards: Sequence[Card],
+    *,
+    quad_counts_as_two_pairs: bool = False,
+    subsets: Subsets | None = None,
+) -> Qualification | None:
+    """R5.1: whether the thirteen cards qualify for ``special`` (with a split if it needs one)."""
+    if special in _WHOLE_HAND:
+        ok = _WHOLE_HAND[special](cards, quad_counts_as_two_pairs)
+        return Qualification(special) if ok else None
+    split = find_split(special, cards, subsets)
+    return Qualification(special, split) if split is not None else None
+
+
+def qualifying(
+    cards: Sequence[Card], *, quad_counts_as_two_pairs: bool = False
+) -> list[Qualification]:
+    """R5.6: every special the cards qualify for, strongest first (R5.2)."""
+    found = []
+    subsets = five_card_subsets(cards)
+    for special in Special:
+        q = qualifies(
+            special, cards, quad_counts_as_two_pairs=quad_counts_as_two_pairs, subsets=subsets
+        )
+        if q is not None:
+            found.append(q)
+    return found

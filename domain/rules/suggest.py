@@ -1,0 +1,55 @@
+"""Help for a player: which specials the cards qualify for, and a good arrangement (R5.6).
+
+>>> from domain.rules.cards import parse_cards
+>>> from domain.rules.ruleset import STANDARD
+>>> s = suggest(parse_cards("Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd".split()), STANDARD)
+>>> [str(c) for c in s.arrangement.back], s.arrangement.foul_reason()
+(['Kd', 'Qd', 'Jd', 'Td', '5d'], None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from domain.rules.arrangement import Arrangement
+from domain.rules.cards import Card, by_strength
+from domain.rules.hands import value3, value5
+from domain.rules.ruleset import Ruleset
+from domain.rules.specials import Qualification, Special, five_card_subsets, qualifies
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    specials: tuple[Qualification, ...]
+    arrangement: Arrangement
+
+
+def suggest(cards: Sequence[Card], ruleset: Ruleset) -> Suggestion:
+    """The specials the cards qualify for (strongest first; declaring stays the player's
+    choice, R5.6) and a non-foul arrangement: the strongest back, then the strongest middle of
+    what is left, the rest in front — never a foul, since every pile is the best of a set that
+    contains the next pile's cards (R4.2, R3). Among equally strong backs the one leaving the
+    strongest middle and front wins."""
+    cards = by_strength(cards)
+    subsets = five_card_subsets(cards)
+    quads = ruleset.quad_counts_as_two_pairs
+    found = []
+    for special in Special:
+        q = qualifies(special, cards, quad_counts_as_two_pairs=quads, subsets=subsets)
+        if q is not None:
+            found.append(q)
+    wheel = ruleset.wheel
+    best: tuple[tuple[int, int, int], Arrangement] | None = None
+    for _, back, _ in subsets:
+        rest = [c for c in cards if c not in back]
+        strongest = max(combinations(rest, 5), key=lambda m: value5(m, wheel))
+        if best is not None and value5(back, wheel) < best[0][0]:
+            break
+        front = tuple(c for c in rest if c not in strongest)
+        key = (value5(back, wheel), value5(strongest, wheel), value3(front))
+        if best is None or key > best[0]:
+            best = (key, Arrangement(front, strongest, back))
+    assert best is not None
+    return Suggestion(tuple(found), best[1])

@@ -1,0 +1,97 @@
+"""``thirteen score``, ``suggest`` and ``deal``: the commands that answer from standard input or
+their arguments and never open a store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from domain.errors import RuleError
+from domain.fairness.shuffle import (
+    check_player_seeds,
+    commitment,
+    effective_client_seed,
+    in_seat_order,
+    player_seeds_document,
+)
+from domain.fairness.shuffle import deal as deal_hands
+from domain.rules.cards import format_cards
+from service.entrypoints.terminal import EXIT_BAD_INPUT
+from service.tools.score import score_line, suggest_line
+
+
+def json_lines(
+    handler: Callable[[Any], dict[str, Any]], stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
+    """Answer each input line in order; a bad line yields ``{"error": ...}`` in its place."""
+    status = 0
+    for number, line in enumerate(stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            result = handler(json.loads(line))
+        except json.JSONDecodeError as error:
+            result = {
+                "error": f"line {number}: malformed JSON: {error.msg} at column {error.colno}"
+            }
+        except RuleError as error:
+            result = {"error": f"line {number}: {error.message}"}
+        if "error" in result:
+            status = EXIT_BAD_INPUT
+            print(f"thirteen: {result['error']}", file=stderr)
+        stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return status
+
+
+def score(args: argparse.Namespace) -> int:
+    return json_lines(score_line, sys.stdin, sys.stdout, sys.stderr)
+
+
+def suggest(args: argparse.Namespace) -> int:
+    return json_lines(suggest_line, sys.stdin, sys.stdout, sys.stderr)
+
+
+def deal(args: argparse.Namespace) -> int:
+    """R12: recompute a deal from its seeds; with players' seeds (R12.8) from the client seed
+    they turn it into. Seats are ``--seat-ids`` or p0, p1, … as in RULES.md's test vector."""
+    try:
+        seats = _seats(args.players, args.seat_ids)
+        given: dict[str, str] = {}
+        for player, seed in args.player_seed:
+            if player in given:
+                raise RuleError(f"--player-seed gives {player!r} two seeds")
+            given[player] = seed
+        seeds = in_seat_order(seats, check_player_seeds(given, seats))
+    except RuleError as error:
+        print(f"thirteen deal: {error.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    client_seed = effective_client_seed(args.client_seed, seeds)
+    hands = deal_hands(args.server_seed, client_seed, args.round_id, len(seats))
+    out: dict[str, Any] = {"commitment": commitment(args.server_seed)}
+    if args.seat_ids:
+        out["seats"] = seats
+    if client_seed != args.client_seed:
+        out["player_seeds"] = player_seeds_document(seeds)
+        out["effective_client_seed"] = client_seed
+    out["hands"] = [format_cards(h) for h in hands]
+    print(json.dumps(out))
+    return 0
+
+
+def _seats(players: int | None, seat_ids: list[str] | None) -> list[str]:
+    """The seats in order: ``seat_ids``, or p0 … p{players-1}."""
+    if seat_ids is None:
+        if players is None:
+            raise RuleError("give --players N or --seat-ids ID ID …")
+        return [f"p{k}" for k in range(players)]
+    if not 2 <= len(seat_ids) <= 4:
+        raise RuleError(f"--seat-ids must name 2, 3 or 4 players, got {len(seat_ids)}")
+    if len(set(seat_ids)) < len(seat_ids):
+        raise RuleError("--seat-ids names a player twice")
+    if players is not None and players != len(seat_ids):
+        raise RuleError(f"--players {players} but --seat-ids names {len(seat_ids)} players")
+    return list(seat_ids)

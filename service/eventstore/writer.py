@@ -1,0 +1,466 @@
+"""Group commit: one thread per process runs every command, one after another, against the
+aggregates it keeps in memory, and commits the events of all the commands that were waiting in
+one transaction. Each caller is answered once its batch is durable.
+
+- A command refused by the rules (it raises) stores nothing and leaves the others in its batch
+  alone: whatever it changed in memory is rebuilt from the store and the batch's earlier events.
+- A batch whose commit loses a race with another replica (``IntegrityError``) is run again
+  command by command from fresh loads; a lone command that loses again is queued again after a
+  short, growing pause (at most ``RETRIES`` times), so the writer never sleeps.
+- Commands see the batch's earlier commands (a transfer id used twice in one batch, an arrange
+  and the reveal of one round) because they load the same in-memory aggregates.
+- Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first looks at
+  what other replicas stored since the last batch (one query), and the aggregates they changed
+  read just their new events when next loaded; a SQLite store has one writing process, so its
+  aggregates are always current.
+- A result is read on the writer thread right after its command (``present``), before a later
+  command can change the aggregates it holds, and handed over once the batch is durable; what
+  only the commit knows (a log position, a chain hash) is read from its ``Saved`` then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import copy
+import functools
+import queue
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import structlog
+from eventsourcing.application import LRUCache, project_aggregate
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError
+
+from domain.errors import RuleError
+from service.caller import CALLER_FIELD, current
+from service.errors import Conflict, Unavailable
+from service.eventstore.answers import Answer, LoopAnswer, Present, Saved, ThreadAnswer, settle_all
+
+if TYPE_CHECKING:
+    from service.eventstore.application import EventLogApplication
+
+log = structlog.get_logger("thirteen.writer")
+
+RETRIES = 10
+MAX_BATCH = 64  # commands per transaction: enough to share one commit among all callers
+LIVE_SIZE = 5000  # aggregates the writer keeps in memory
+CATCH_UP = 1000  # other replicas' events read per query when catching up
+CATCH_UP_PAGES = 20  # queries before the writer forgets what it holds and starts afresh
+
+
+class UndoFailed(Exception):
+    """Undoing a refused command failed (the store could not be read): the batch's aggregates
+    may hold its changes, so the whole batch fails with the cause, storing nothing."""
+
+
+@dataclass
+class Job:
+    run: Callable[[], Any]
+    present: Present | None
+    answer: Answer
+    attempt: int = 0
+
+
+@dataclass
+class Batch:
+    """What the commands of one transaction have done so far."""
+
+    events: list[Any] = field(default_factory=list)  # staged, in order
+    touched: dict[UUID, Aggregate] = field(default_factory=dict)  # loaded or saved
+    saves: list[tuple[Saved, int]] = field(default_factory=list)  # with its first event's index
+    stored: dict[UUID, int] = field(default_factory=dict)  # version as loaded from the store
+    read: set[UUID] = field(default_factory=set)  # loaded by the command now running
+
+
+class Writer:
+    """The one thread of a process that changes aggregates and stores their events."""
+
+    def __init__(self, app: EventLogApplication, *, fastforward: bool) -> None:
+        self.app = app
+        self.fastforward = fastforward
+        self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
+        self.batch: Batch | None = None
+        self.batches = 0  # transactions committed, for tests and benchmarks
+        # Told (commands, seconds) after each committed batch (``service.metrics``).
+        self.on_commit: Callable[[int, float], None] | None = None
+        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._ident = -1
+        self._start = threading.Lock()
+        self._stopped = False
+        self._seen = -1  # with ``fastforward``: the log position this writer has looked at
+        self._behind: set[UUID] = set()  # held aggregates another replica has added to
+
+    # Callers -----------------------------------------------------------------------------
+
+    def is_current(self) -> bool:
+        return threading.get_ident() == self._ident
+
+    def submit(self, run: Callable[[], Any], present: Present | None = None) -> Future[Any]:
+        """Queue a command; the future holds ``present(result)`` (or the result) once the
+        command's events are durable, or its error."""
+        answer = ThreadAnswer()
+        self._enqueue(run, present, answer)
+        return answer.future
+
+    def perform(self, run: Callable[[], Any], present: Present | None = None) -> Awaitable[Any]:
+        """``submit`` for a coroutine on the running loop: an asyncio future."""
+        answer = LoopAnswer(asyncio.get_running_loop())
+        self._enqueue(run, present, answer)
+        return answer.future
+
+    def _enqueue(self, run: Callable[[], Any], present: Present | None, answer: Answer) -> None:
+        job = Job(functools.partial(contextvars.copy_context().run, run), present, answer)
+        with self._start:
+            if not self._stopped:
+                if self._thread is None:
+                    self._thread = self._started()
+                self._queue.put(job)
+                return
+        _stopping([job])
+
+    def call(self, run: Callable[[], Any]) -> Any:
+        """Run a command and wait for it. The result is a copy: the writer goes on changing
+        its own aggregates after it returns."""
+        if self.is_current():
+            return run()
+        return self.submit(run, copy.deepcopy).result()
+
+    def stop(self) -> None:
+        """Finish the queued commands, then end the thread; a command queued after that (a
+        retry's timer, a caller racing the stop) is answered UNAVAILABLE."""
+        with self._start:
+            self._stopped = True
+            thread = self._thread
+        if thread is not None:
+            self._queue.put(None)
+            thread.join(timeout=30)
+        left = []
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                left.append(job)
+        _stopping(left)
+
+    def _requeue(self, job: Job) -> None:
+        with self._start:
+            if not self._stopped:
+                self._queue.put(job)
+                return
+        _stopping([job])
+
+    def _started(self) -> threading.Thread:
+        ready = threading.Event()
+
+        def main() -> None:
+            self._ident = threading.get_ident()
+            ready.set()
+            self._run()
+
+        thread = threading.Thread(target=main, name="writer", daemon=True)
+        thread.start()
+        ready.wait()
+        return thread
+
+    # Commands' view of the aggregates ------------------------------------------------------
+
+    def load(self, aggregate_id: UUID) -> Aggregate | None:
+        """The aggregate as this batch sees it: committed, then changed by earlier commands."""
+        batch = self.batch
+        assert batch is not None, "load outside a command"
+        batch.read.add(aggregate_id)
+        found = batch.touched.get(aggregate_id)
+        if found is not None:
+            return found
+        try:
+            found = self.live.get(aggregate_id)
+        except KeyError:
+            found = self._stored(aggregate_id)
+        else:
+            if aggregate_id in self._behind:  # another replica added to it: read just that
+                self._behind.discard(aggregate_id)
+                try:
+                    newer = self.app.events.get(aggregate_id, gt=found.version)
+                    found = project_aggregate(found, newer)
+                except BaseException:
+                    self._evict(aggregate_id)
+                    raise
+        if found is None:
+            return None
+        batch.touched[aggregate_id] = found
+        batch.stored[aggregate_id] = found.version
+        return found
+
+    def stage(self, objs: Sequence[Any]) -> Saved:
+        """Take the new events of ``objs`` into the batch (stored when it commits), each
+        naming the caller of the command that caused it (``service.caller``)."""
+        batch = self.batch
+        assert batch is not None, "save outside a command"
+        events: list[Any] = []
+        for obj in objs:
+            if isinstance(obj, Aggregate):
+                batch.touched[obj.id] = obj
+                events += obj.collect_events()
+        identity = current().identity
+        for event in events:  # stored with the event, inside its chain link
+            object.__setattr__(event, CALLER_FIELD, identity)
+        saved = Saved(events)
+        batch.saves.append((saved, len(batch.events)))
+        batch.events += events
+        return saved
+
+    def staged(self, stream: UUID) -> Saved | None:
+        """The latest save of this batch with events of ``stream``: an earlier command of the
+        batch changed it, and what it answered is known once the batch commits."""
+        batch = self.batch
+        assert batch is not None, "staged outside a command"
+        for saved, _ in reversed(batch.saves):
+            if any(event.originator_id == stream for event in saved.events):
+                return saved
+        return None
+
+    def _stored(self, aggregate_id: UUID, version: int | None = None) -> Aggregate | None:
+        """The aggregate from the store (at ``version``, or its last)."""
+        events = self.app.events.get(aggregate_id, lte=version)
+        found: Aggregate | None = project_aggregate(None, events)
+        return found
+
+    # The thread ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            jobs = [job]
+            while len(jobs) < MAX_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # stop after this batch
+                    break
+                jobs.append(more)
+            try:
+                self._batch(jobs)
+            except BaseException as error:  # never lose the thread, nor leave a caller waiting
+                log.exception("writer_failed")
+                self.batch = None
+                for j in jobs:
+                    if not j.answer.answered():
+                        j.answer.give(None, error)
+            self._hand_over(jobs)
+
+    @staticmethod
+    def _hand_over(jobs: list[Job]) -> None:
+        """Settle the coroutines' answers, one call onto each loop for the whole batch."""
+        waiting: dict[asyncio.AbstractEventLoop, list[LoopAnswer]] = {}
+        for job in jobs:
+            if isinstance(job.answer, LoopAnswer) and job.answer.outcome is not None:
+                waiting.setdefault(job.answer.loop, []).append(job.answer)
+        for loop, answers in waiting.items():
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(settle_all, answers)
+
+    def _catch_up(self) -> None:
+        """Mark the aggregates other replicas changed since the last look (one query a batch):
+        their next load reads their new events, so no command answers from a stale aggregate.
+        (PostgreSQL's recorder locks the table to insert, so events become visible in position
+        order: none can appear later below a position already seen.)"""
+        if self._seen < 0:  # the first batch: nothing is held yet
+            self._seen = self.app.max_position()
+            return
+        for _ in range(CATCH_UP_PAGES):
+            changed = self.app.changed_since(self._seen, CATCH_UP)
+            for _, stream, version in changed:
+                try:
+                    held = self.live.get(stream)
+                except KeyError:
+                    continue
+                if held.version < version:  # another replica's event, not one of ours
+                    self._behind.add(stream)
+            if changed:
+                self._seen = changed[-1][0]
+            if len(changed) < CATCH_UP:
+                return
+        self.live = LRUCache(maxsize=LIVE_SIZE)  # far behind: start afresh
+        self._behind.clear()
+        self._seen = self.app.max_position()
+
+    def _batch(self, jobs: list[Job]) -> None:
+        jobs = [j for j in jobs if not j.answer.done()]  # not cancelled while queued
+        batch = self.batch = Batch()
+        outcomes: list[tuple[Job, Any, Exception | None]] = []
+        took: float | None = None  # the commit's seconds, once it is durable
+        try:
+            if self.fastforward:
+                self._catch_up()
+            for job in jobs:
+                try:
+                    result = self._run_one(job, batch)
+                except UndoFailed:
+                    raise
+                except Exception as refused:
+                    outcomes.append((job, None, refused))
+                    continue
+                try:  # now, before a later command of the batch changes what it shows
+                    outcomes.append((job, job.present(result) if job.present else result, None))
+                except Exception as failed:  # a fault in presenting: the command still stands
+                    log.exception("present_failed")
+                    outcomes.append((job, None, failed))
+            if batch.events:
+                started = time.perf_counter()
+                self._commit(batch)
+                took = time.perf_counter() - started
+        except IntegrityError:  # another replica wrote one of these streams first
+            self._forget(batch)
+            lost = True
+        except Exception as failed:  # the store failed: nothing of this batch is stored
+            self._forget(batch)
+            cause = failed.__cause__ if isinstance(failed, UndoFailed) else None
+            failure = cause if isinstance(cause, Exception) else failed
+            outcomes = [(job, None, failure) for job in jobs]
+            lost = False
+        except BaseException:  # not the store's (an interrupt): nothing held may stay changed
+            self._forget(batch)
+            raise
+        else:
+            lost = False
+            self.batches += bool(batch.events)
+        finally:
+            self.batch = None
+        if lost:
+            for job in jobs:  # who lost? each again alone, from fresh loads
+                if len(jobs) > 1:
+                    self._batch([job])
+                else:
+                    self._retry_later(job)
+            return
+        for job, value, error in outcomes:
+            job.answer.give(value, error)
+        if took is not None and self.on_commit is not None:  # after every answer is given
+            self.on_commit(len(jobs), took)
+
+    def _run_one(self, job: Job, batch: Batch) -> Any:
+        """Run a command in the batch; a refusal changes nothing. On PostgreSQL a refusal is
+        trusted only if what it read was still current: the aggregates are loaded one by one,
+        and another replica may have changed one between two loads (a round read before its
+        reveal elsewhere, its table after it). Then it runs again on what is stored."""
+        for attempt in range(RETRIES):
+            mark = (len(batch.events), len(batch.saves))
+            batch.read = set()
+            try:
+                result = job.run()
+                self._check_saved(batch)
+                return result
+            except Exception as refused:
+                try:
+                    self._undo(batch, *mark)
+                except Exception as failed:  # the batch's state is unknown: it cannot commit
+                    raise UndoFailed from failed
+                if not (self.fastforward and isinstance(refused, RuleError)):
+                    raise
+                if attempt + 1 == RETRIES or not self._reread(batch):
+                    raise
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _check_saved(batch: Batch) -> None:
+        """A command saves whatever it changes: an aggregate it loaded with events it did not
+        save would hand them to the next command that saves it."""
+        unsaved = [i for i in batch.read if (a := batch.touched.get(i)) and a.pending_events]
+        if unsaved:
+            raise RuntimeError(f"a command changed {unsaved} without saving them")
+
+    def _reread(self, batch: Batch) -> bool:
+        """Whether another replica stored events of what the command read since it was loaded:
+        those aggregates are read again on their next load. Those an earlier command of the
+        batch changed are left to the commit, whose optimistic check then fails, and every
+        command of the batch runs again alone."""
+        loaded = {i: batch.stored[i] for i in batch.read if i in batch.stored}
+        newer = self.app.stored_versions(list(loaded))
+        changed = [i for i, version in newer.items() if version > loaded[i]]
+        staged = {e.originator_id for e in batch.events}
+        fresh = [i for i in changed if i not in staged]
+        for aggregate_id in fresh:
+            batch.touched.pop(aggregate_id, None)
+            batch.stored.pop(aggregate_id, None)
+            self._behind.add(aggregate_id)
+        return bool(fresh)
+
+    def _commit(self, batch: Batch) -> None:
+        recordings = self.app.commit(batch.events)
+        for saved, start in batch.saves:
+            saved.recordings = recordings[start : start + len(saved.events)]
+        for aggregate_id, aggregate in batch.touched.items():
+            self.live.put(aggregate_id, aggregate)
+
+    def _undo(self, batch: Batch, events: int, saves: int) -> None:
+        """Put back the aggregates a refused command changed: the stored version the batch
+        loaded, then the batch's earlier events (most refusals change nothing, and then this is
+        cheap)."""
+        dirty = {e.originator_id for e in batch.events[events:]}
+        for aggregate_id, aggregate in batch.touched.items():
+            if aggregate.pending_events:
+                aggregate.collect_events()
+                dirty.add(aggregate_id)
+        del batch.events[events:]
+        del batch.saves[saves:]
+        for aggregate_id in dirty:  # never trust the changed instances again
+            self._evict(aggregate_id)
+            batch.touched.pop(aggregate_id, None)
+        for aggregate_id in dirty:
+            earlier = [e for e in batch.events if e.originator_id == aggregate_id]
+            base = batch.stored.get(aggregate_id)  # as loaded: another replica may add to it
+            start = None if base is None else self._stored(aggregate_id, base)
+            rebuilt = project_aggregate(start, earlier)
+            if rebuilt is not None:
+                batch.touched[aggregate_id] = rebuilt
+
+    def _forget(self, batch: Batch) -> None:
+        """After a failed commit: what the batch changed is dropped (it holds events that were
+        not stored); what it only read is still as stored, and is read up to date next time."""
+        changed = {e.originator_id for e in batch.events}
+        for aggregate_id in batch.touched:
+            if aggregate_id in changed:
+                self._evict(aggregate_id)
+            elif self.fastforward:
+                self._behind.add(aggregate_id)
+
+    def _evict(self, aggregate_id: UUID) -> None:
+        self._behind.discard(aggregate_id)
+        with contextlib.suppress(KeyError):
+            self.live.get(aggregate_id, evict=True)
+
+    def _retry_later(self, job: Job) -> None:
+        job.attempt += 1
+        if job.attempt >= RETRIES:
+            error = Conflict(
+                f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
+            )
+            job.answer.give(None, error)
+            self._hand_over([job])
+            return
+        pause = random.uniform(0, min(0.05, 0.001 * 2**job.attempt))
+        timer = threading.Timer(pause, self._requeue, (job,))
+        timer.daemon = True
+        timer.start()
+
+
+def _stopping(jobs: list[Job]) -> None:
+    for job in jobs:
+        job.answer.give(None, Unavailable("the server is stopping; retry on another replica"))
+    Writer._hand_over(jobs)

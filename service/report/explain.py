@@ -1,0 +1,410 @@
+"""``thirteen explain``: a round's dispute report for people ("my hand was better").
+
+Everything comes from the round's own events, rebuilt as the service rebuilds them, and from the
+domain's own judgement: the result and every pile of every pair as the reveal recorded them
+(``Round.revealed_outcome``), the fairness proof (``domain.fairness.proof``) and what an observer may
+see (``domain.visibility``). This module holds the report as data; ``explain_words`` and
+``explain_html`` word it. Nothing here scores again (only the audit does, and compares). Until
+a round is over (R10.4) the report holds only what is public — who sits where, who has
+submitted, escapes and the commitment — and never a card.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from domain import visibility
+from domain.errors import RuleError
+from domain.fairness.proof import prove
+from domain.fairness.shuffle import effective_client_seed
+from domain.ids import table_uuid
+from domain.results import PlayerResult, round_result
+from domain.round import Round
+from domain.rules.arrangement import PILE_NAMES
+from domain.rules.cards import by_strength, format_cards, parse_cards
+from domain.rules.hands import describe, value3, value5
+from domain.rules.ruleset import Ruleset
+from domain.rules.scoring import PairScore
+from domain.rules.settlement import gross
+from domain.rules.specials import Special
+from domain.table import Table
+from service.application import Thirteen
+from service.caller import UNKNOWN, recorded
+from service.evidence import Decoder, record_of
+from service.report.replay import fold, phase, round_events
+
+CLAUSE = re.compile(r"; |(?<=\.) ")
+"""Where the domain's pair explanation divides: between piles, and between sentences."""
+
+
+class UnknownPlayer(RuleError):
+    """``--player`` names someone who was not dealt into the round."""
+
+
+# --- the report as data -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pile:
+    name: str  # front, middle, back
+    cards: tuple[str, ...]  # two-letter cards (R1.2), grouped for reading
+    words: str  # "flush, A-high"; empty for the split of a special hand
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    player_id: str
+    seat: int
+    balance_at_deal: int
+    submitted: bool
+    escaped: bool
+    escape_coins: int  # net coins of every escape in the round (R11)
+    cards: tuple[str, ...] | None  # None while the round is in progress
+    piles: tuple[Pile, ...] = ()
+    foul_reason: str = ""  # foul at the showdown, or a foul draft of an abandoned round
+    special: Special | None = None
+    special_points: int = 0
+    declared: str = ""
+    points: int | None = None
+    gross: int | None = None
+    coins: int | None = None
+
+    @property
+    def balance_after(self) -> int:
+        return self.balance_at_deal + self.escape_coins + (self.coins or 0)
+
+    @property
+    def status(self) -> str:
+        if self.escaped:
+            return "escaped"
+        if self.cards is None:
+            return "submitted" if self.submitted else "not submitted yet"
+        if self.special is not None:
+            return f"special hand {self.special.id} ({self.special.chinese})"
+        if self.foul_reason:
+            return f"foul: {self.foul_reason}"
+        return "arranged" if self.piles else "no arrangement"
+
+
+@dataclass(frozen=True)
+class PileOutcome:
+    """One pile of a pair, for ``a``: won (+1), lost (−1) or tied (0), worth ``worth`` (R6.1)."""
+
+    name: str
+    result: int
+    worth: int
+    a_words: str
+    b_words: str
+
+
+@dataclass(frozen=True)
+class PairView:
+    a: str
+    b: str
+    points: int  # for a (R6)
+    kind: str  # normal, foul, both_foul, special
+    piles: tuple[PileOutcome, ...]
+    scoop: int | None  # the multiplier applied (R6.2, R6.3), or None
+    home_run: int | None  # the further multiplier (R6.7), or None
+    scooper: str
+    explanation: str
+
+    @property
+    def base(self) -> int:
+        """The sum of the pile results before any multiplier (R6.1)."""
+        return sum(p.result * p.worth for p in self.piles)
+
+    @property
+    def clauses(self) -> list[str]:
+        return CLAUSE.split(self.explanation)
+
+    def other(self, player: str) -> str:
+        return self.b if player == self.a else self.a
+
+    def points_for(self, player: str) -> int:
+        return self.points if player == self.a else -self.points
+
+
+@dataclass(frozen=True)
+class Proof:
+    """R12: what was committed, what was revealed, and whether they agree. With players'
+    seeds (R12.8, in seat order, those given) the deal used ``effective_client_seed``."""
+
+    commitment: str
+    published: str  # when and where the commitment was published before the deal
+    client_seed: str
+    server_seed: str | None
+    seed_ok: bool | None
+    deal_ok: bool | None
+    players: int
+    player_seeds: tuple[tuple[str, str], ...] = ()
+    effective_client_seed: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    round_id: str
+    table_id: str
+    number: int
+    phase: str  # dealt (in progress), revealed, abandoned
+    dealt_at: datetime
+    deadline: datetime
+    ended_at: datetime | None
+    base_stake: int
+    ruleset: Ruleset
+    players: tuple[PlayerView, ...]
+    pairs: tuple[PairView, ...]
+    proof: Proof
+    notes: tuple[str, ...] = ()
+    callers: tuple[tuple[str, str], ...] = ()  # (what was stored, the identity that called)
+
+    @property
+    def over(self) -> bool:
+        return self.phase != "dealt"
+
+    def player(self, player_id: str) -> PlayerView:
+        for view in self.players:
+            if view.player_id == player_id:
+                return view
+        known = ", ".join(p.player_id for p in self.players)
+        raise UnknownPlayer(
+            f"player {player_id!r} was not dealt into round {self.round_id}; its players: {known}",
+            field="player",
+        )
+
+    def pairs_for(self, player: str | None) -> list[PairView]:
+        """Every pair, the player's own first (in seat order of the other side)."""
+        if player is None:
+            return list(self.pairs)
+        mine = [p for p in self.pairs if player in (p.a, p.b)]
+        return mine + [p for p in self.pairs if p not in mine]
+
+
+# --- building it from the store ---------------------------------------------------------------
+
+
+def load(app: Thirteen, round_id: str) -> Report:
+    """The report of a stored round; raises ``NotFound`` for an unknown round."""
+    events = [event for _, event in round_events(app, round_id)]
+    round_ = fold(events)
+    return with_callers(build(round_, _publication(app, round_)), events)
+
+
+def with_callers(report: Report, events: Sequence[Any]) -> Report:
+    """``report`` with who caused each of the round's ``events`` (decoded, in order); unchanged
+    for a round stored before callers were recorded."""
+    callers = tuple((_deed(e), recorded(e)) for e in events)
+    if all(who == UNKNOWN for _, who in callers):
+        return report
+    return replace(report, callers=callers)
+
+
+def _deed(event: Any) -> str:
+    """What an event of the round records, in words (``callers``)."""
+    kind = type(event).__name__
+    player = getattr(event, "player_id", None)
+    words = {
+        "Dealt": "dealt",
+        "Arranged": f"arranged for {player}",
+        "SpecialDeclared": f"declared a special for {player}",
+        "PlayerEscaped": f"{player} escaped",
+        "Revealed": "revealed",
+        "Abandoned": "abandoned",
+    }
+    return words.get(kind, kind)
+
+
+def _publication(app: Thirteen, round_: Round) -> str:
+    """Where the table published the round's commitment, before the deal (R12.1). The table's
+    events of a table opened by the first versions also hold its unrevealed next seed in clear:
+    only the commitment and time are read here."""
+    decoder = Decoder()
+    stored = app.recorder.select_events(table_uuid(round_.table_id))
+    found = published_in((decoder.event(record_of(0, s)) for s in stored), round_)
+    return found or "NOT FOUND among the table's published commitments"
+
+
+def published_in(table_events: Iterable[Any], round_: Round) -> str | None:
+    """When and where one of the table's ``table_events`` (decoded) published the round's
+    commitment, and whether that was before the deal (R12.1); None when none of them did."""
+    for event in table_events:
+        if getattr(event, "commitment", None) != round_.commitment:
+            continue
+        when = "when the table opened"
+        if isinstance(event, Table.RoundEnded):
+            when = f"when round {event.round_id} ended"
+        before = "before" if event.at <= round_.dealt_at else "AFTER"
+        return (
+            f"published {event.at.isoformat()} {when}, {before} the deal at "
+            f"{round_.dealt_at.isoformat()}"
+        )
+    return None
+
+
+def _grouped(cards: Sequence[str]) -> tuple[str, ...]:
+    """A pile for reading: sets first (trips, pairs), then high to low."""
+    parsed = parse_cards(cards)
+    counts = Counter(c.rank for c in parsed)
+    ordered = sorted(parsed, key=lambda c: (counts[c.rank], c.rank, c.suit), reverse=True)
+    return tuple(format_cards(ordered))
+
+
+def _piles(
+    front: Sequence[str], middle: Sequence[str], back: Sequence[str], wheel: str, words: bool
+) -> tuple[Pile, ...]:
+    if not front:
+        return ()
+    values = (
+        value3(parse_cards(front)),
+        value5(parse_cards(middle), wheel),
+        value5(parse_cards(back), wheel),
+    )
+    return tuple(
+        Pile(name, _grouped(cards), describe(value) if words else "")
+        for name, cards, value in zip(PILE_NAMES, (front, middle, back), values, strict=True)
+    )
+
+
+def _hand(round_: Round, player: str) -> tuple[str, ...]:
+    return tuple(format_cards(by_strength(round_.hand(player))))
+
+
+def _player(
+    round_: Round, seat: int, player: str, result: PlayerResult | None, shown: bool
+) -> PlayerView:
+    """A player as an observer sees them: cards and submission only when ``shown``."""
+    ruleset = round_.ruleset
+    common: dict[str, Any] = {
+        "player_id": player,
+        "seat": seat,
+        "balance_at_deal": round_.balances[player],
+        "submitted": player in round_.submissions,
+        "escaped": player in round_.escaped,
+        "escape_coins": sum(t.get(player, 0) for t in round_.escaped.values()),
+    }
+    if not shown:
+        return PlayerView(cards=None, **common)
+    cards = _hand(round_, player)
+    if result is not None:  # a player at the showdown
+        special = Special.from_id(result.special) if result.special else None
+        return PlayerView(
+            cards=cards,
+            piles=_piles(result.front, result.middle, result.back, ruleset.wheel, not special),
+            foul_reason=result.foul_reason,
+            special=special,
+            special_points=ruleset.points_of(special) if special else 0,
+            declared=str(round_.submissions.get(player, {}).get("declared", "")),
+            points=round_.points.get(player, result.points),
+            gross=gross([round_.points.get(player, result.points)], round_.base_stake)[0],
+            coins=round_.coins.get(player, result.coins),
+            **common,
+        )
+    submission = round_.submissions.get(player, {})  # an escapee, or an abandoned round
+    special_id = submission.get("special")
+    return PlayerView(
+        cards=cards,
+        piles=_piles(
+            submission.get("front", ()),
+            submission.get("middle", ()),
+            submission.get("back", ()),
+            ruleset.wheel,
+            not special_id,
+        ),
+        foul_reason=str(submission.get("foul_reason") or ""),
+        special=Special.from_id(special_id) if special_id else None,
+        special_points=ruleset.points_of(Special.from_id(special_id)) if special_id else 0,
+        declared=str(submission.get("declared", "")),
+        **common,
+    )
+
+
+def _pair(round_: Round, pair: PairScore, views: dict[str, PlayerView]) -> PairView:
+    """The recorded verdict on one pair, with each pile's result, worth (R6.1) and words as
+    the scorer gave them, and the multipliers."""
+    ruleset = round_.ruleset
+    a, b = views[pair.a], views[pair.b]
+    scooper = ""
+    if pair.scoop:
+        scooper = pair.a if pair.points > 0 else pair.b
+    common: dict[str, Any] = {
+        "a": pair.a,
+        "b": pair.b,
+        "points": pair.points,
+        "scoop": ruleset.scoop_multiplier if pair.scoop else None,
+        "home_run": ruleset.home_run_multiplier if pair.home_run else None,
+        "scooper": scooper,
+        "explanation": pair.explanation,
+    }
+    if a.special or b.special:
+        return PairView(kind="special", piles=(), **common)
+    if a.foul_reason and b.foul_reason:
+        return PairView(kind="both_foul", piles=(), **common)
+    piles = tuple(
+        PileOutcome(name, pile.result, pile.worth, pile.a_words, pile.b_words)
+        for name, pile in zip(PILE_NAMES, pair.pile_scores, strict=True)
+    )
+    return PairView(
+        kind="foul" if a.foul_reason or b.foul_reason else "normal", piles=piles, **common
+    )
+
+
+def build(round_: Round, published: str = "") -> Report:
+    """The report of a round as it stands (in progress, revealed or abandoned)."""
+    shown = visibility.is_public(round_)  # the report is an observer's
+    results: dict[str, PlayerResult] = {}
+    pairs: tuple[PairScore, ...] = ()
+    notes: list[str] = []
+    outcome = round_.revealed_outcome()
+    if outcome is not None:
+        results = {p.player_id: p for p in round_result(round_, outcome).players}
+        pairs = outcome.score.pairs
+    views = {
+        p: _player(round_, seat, p, results.get(p), shown) for seat, p in enumerate(round_.players)
+    }
+    pair_views = tuple(_pair(round_, p, views) for p in pairs)
+    for view in pair_views:
+        if view.kind in ("normal", "foul"):
+            expected = view.base * (view.scoop or 1) * (view.home_run or 1)
+            if expected != view.points:
+                notes.append(
+                    f"{view.a} vs {view.b}: the piles and multipliers give {expected:+d}, "
+                    f"the showdown {view.points:+d}"
+                )
+    seed = round_.server_seed
+    seed_ok = deal_ok = None
+    seats = round_.seat_seeds  # R12.8
+    if seed is not None:
+        hands = [round_.hands[p] for p in round_.players]
+        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands, seats)
+        seed_ok, deal_ok = fair.seed_matches, fair.hands_match
+    proof = Proof(
+        round_.commitment,
+        published,
+        round_.client_seed,
+        seed,
+        seed_ok,
+        deal_ok,
+        len(round_.players),
+        tuple((p, s) for p, s in seats if s),
+        effective_client_seed(round_.client_seed, seats),
+    )
+    return Report(
+        round_id=round_.round_id,
+        table_id=round_.table_id,
+        number=round_.number,
+        phase=phase(round_),
+        dealt_at=round_.dealt_at,
+        deadline=round_.deadline,
+        ended_at=round_.ended_at,
+        base_stake=round_.base_stake,
+        ruleset=round_.ruleset,
+        players=tuple(views.values()),
+        pairs=pair_views,
+        proof=proof,
+        notes=tuple(notes),
+    )
