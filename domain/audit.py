@@ -16,8 +16,10 @@ from typing import Any
 from domain.errors import RuleError
 from domain.fairness.proof import Proof, prove
 from domain.fairness.shuffle import check_player_seeds, in_seat_order
-from domain.results import RoundResult, record, round_result
-from domain.round import Outcome, Round
+from domain.findings import Finding
+from domain.recorded import Outcome, record
+from domain.results import RoundResult, round_result
+from domain.round import Round
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import parse_cards
 from domain.rules.escape import escape_transfers
@@ -28,16 +30,6 @@ from domain.rules.stakes import round_base
 from domain.tlog.chain import StoredRecord, verify_chain
 
 CHAIN_RULE = "CHAIN"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check: the rule it enforces, whether the record passed, and a plain sentence."""
-
-    rule: str
-    ok: bool
-    message: str
-    event: str = ""
 
 
 @dataclass(frozen=True)
@@ -398,7 +390,3 @@ def _verify_results(
             "the results view equals the result recomputed from the events",
             "the results view differs from the result recomputed from the events",
         )
-
-
-def passed(findings: Sequence[Finding]) -> bool:
-    return all(f.ok for f in findings)

@@ -1,4 +1,24 @@
-"""Errors a caller can cause by breaking a rule; each message names the problem."""
+"""Errors a caller can cause by breaking a rule; each message names the problem, quoting what
+the caller sent through ``quoted``.
+
+>>> print(quoted("As"), quoted("x" * 100), quoted(2**200))
+'As' 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… an integer of 201 bits
+"""
+
+MAX_QUOTED = 40
+"""Characters of a caller's input an error message quotes; the rest is cut off with '…'."""
+
+
+def quoted(value: object, limit: int = MAX_QUOTED) -> str:
+    """``repr(value)`` for an error message, cut to about ``limit`` characters.
+
+    Input a caller controls is quoted through this, so that a refusal stays short whatever
+    the caller sent (a long status message cannot be returned at all: gRPC limits metadata).
+    """
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"  # repr may refuse 4,300+ digits
+    text = repr(value[: limit + 1] if isinstance(value, str) else value)
+    return text if len(text) <= limit + 2 else text[:limit] + "…"
 
 
 class RuleError(ValueError):

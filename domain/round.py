@@ -9,7 +9,6 @@ the same (R9.3).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import Any
@@ -26,7 +25,7 @@ from domain.fairness.shuffle import (
     in_seat_order,
 )
 from domain.ids import round_uuid
-from domain.results import ShowdownRecord, record, recorded_score
+from domain.recorded import Outcome, ShowdownRecord, record, recorded_score
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import Card, format_cards, parse_cards
 from domain.rules.escape import escape_transfers
@@ -37,14 +36,6 @@ from domain.rules.scoring import RoundScore, Seat, score_round
 from domain.rules.settlement import gross, settle
 from domain.rules.specials import Special, Split
 from domain.rules.stakes import round_base
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A finished showdown: the score (R6) and each active player's settled coins (R9)."""
-
-    score: RoundScore
-    coins: dict[str, int]
 
 
 class Round(Aggregate):
@@ -106,7 +97,7 @@ class Round(Aggregate):
     class Revealed(Aggregate.Event):
         """R10.3: the showdown. Publishes the seed (R12.6) and records the scored result: the
         totals (R6.8), the settlement (R9) and, since class version 2, the showdown itself
-        (``domain.results.record``), so that readers copy it rather than score again."""
+        (``domain.recorded.record``), so that readers copy it rather than score again."""
 
         class_version = 2
 

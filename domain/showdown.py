@@ -3,8 +3,8 @@ table, an escape when it falls between the deal and the showdown (R9, R10.3, R10
 R12.1). Each is one domain call on the loaded round, table and wallets, so that the
 application loads them, calls one function and saves them all in one transaction.
 
-Seeds come in as ``keys``, the seed keys the service holds (``domain.fairness.seeds``): the seed of the
-round that ends is derived from the key the table's commitment names, and the table commits to
+Seeds come in as ``keys``, the seed keys the service holds (``domain.fairness.seeds``): the seed of
+the round that ends is derived from the key the table's commitment names, and the table commits to
 its next round under the current key with ``nonce``, fresh randomness the service drew.
 """
 
@@ -16,7 +16,8 @@ from datetime import datetime
 
 from domain.errors import PhaseError
 from domain.fairness.seeds import KeyRing
-from domain.round import Outcome, Round
+from domain.recorded import Outcome
+from domain.round import Round
 from domain.table import MIN_PLAYERS, Table
 from domain.wallet import Wallet
 

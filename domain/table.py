@@ -30,8 +30,8 @@ class Table(Aggregate):
     """R10.1: seats 2 to 4 players; one round at a time.
 
     The table publishes the commitment to its next round's server seed (R12.1) with the id of
-    the seed key and the nonce it is derived from (``domain.fairness.seeds``); the seed itself is not in
-    its events, so the event store never holds a seed before its reveal. Tables opened by the
+    the seed key and the nonce it is derived from (``domain.fairness.seeds``); the seed itself is
+    not in its events, so the event store never holds a seed before its reveal. Tables opened by the
     first version recorded the next seed in clear (``server_seed``): such a table deals its next
     round with that seed, and commits under a key from that round's end.
     """

@@ -7,9 +7,9 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import PhaseError, RuleError, SeatError
+from domain.errors import PhaseError, RuleError, SeatError, quoted
 from domain.ids import transfer_uuid, wallet_uuid
-from domain.rules.limits import MAX_BALANCE, MAX_TRANSFER, quoted
+from domain.rules.limits import MAX_BALANCE, MAX_TRANSFER
 
 
 class InsufficientFunds(RuleError):

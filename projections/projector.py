@@ -9,12 +9,9 @@ projector takes over from the tracking position.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Collection
-from pathlib import Path
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -26,7 +23,6 @@ from projections.store import SCHEMA_VERSION, StaleBatch, ViewStore
 log = structlog.get_logger("thirteen.projector")
 
 DATABASE_FAILURES_BEFORE_UNHEALTHY = 3
-VIEWS = "thirteen-views"  # what the projectors' advisory lock elects
 
 
 class EventSource(Protocol):
@@ -40,86 +36,14 @@ class EventSource(Protocol):
 
 
 class Leadership(Protocol):
+    """Who keeps the views among the processes of a store (``service.eventstore.locks``);
+    without one, this process alone keeps them."""
+
     def acquire(self) -> bool:
         """Try to become (or stay) the one projector; True while leading."""
         ...
 
     def release(self) -> None: ...
-
-
-class Solo:
-    """A single process owns the views (SQLite): always the leader."""
-
-    def acquire(self) -> bool:
-        return True
-
-    def release(self) -> None:
-        pass
-
-
-class FileLock:
-    """One process keeps the SQLite views: an exclusive lock on a file beside them, released
-    by the operating system when the process ends."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: Any = None
-
-    def acquire(self) -> bool:
-        if self._file is not None:
-            return True
-        handle = open(self.path, "a+")  # noqa: SIM115 (held open for the lock's lifetime)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            return False
-        self._file = handle
-        return True
-
-    def release(self) -> None:
-        if self._file is not None:
-            fcntl.flock(self._file, fcntl.LOCK_UN)
-            self._file.close()
-            self._file = None
-
-
-class AdvisoryLock:
-    """PostgreSQL session advisory lock, keyed by the schema (and what it elects: the views'
-    projector, or the transparency log's appender), on a dedicated connection."""
-
-    def __init__(self, conninfo: str, scope: str, purpose: str = VIEWS) -> None:
-        self.conninfo = conninfo
-        self.role = "projector" if purpose == VIEWS else purpose  # names its log lines
-        self.key = int.from_bytes(
-            hashlib.sha256(f"{purpose}:{scope}".encode()).digest()[:8], "big", signed=True
-        )
-        self._conn: Any = None
-
-    def acquire(self) -> bool:
-        import psycopg
-
-        try:
-            if self._conn is not None:
-                self._conn.execute("SELECT 1")  # still connected, so still holding the lock
-                return True
-            conn = psycopg.connect(self.conninfo, autocommit=True)
-            ((got,),) = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchall()
-            if got:
-                self._conn = conn
-                log.info(f"{self.role}_leading")
-                return True
-            conn.close()
-        except Exception as error:
-            log.warning(f"{self.role}_lock_lost", error=str(error))
-            self.release()
-        return False
-
-    def release(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):  # already closed or broken: the lock is gone
-                self._conn.close()
-            self._conn = None
 
 
 class ProjectionError(Exception):
@@ -162,7 +86,7 @@ class Projector:
     ) -> None:
         self.source = source
         self.store = store
-        self.leadership = leadership or Solo()
+        self.leadership = leadership
         self.interval = interval
         self.batch = batch
         self.on_health = on_health
@@ -247,7 +171,8 @@ class Projector:
                 self.run_once()
             except Exception as error:  # the next start catches up from the stored position
                 log.warning("projection_not_drained", cause=repr(error))
-        self.leadership.release()
+        if self.leadership is not None:
+            self.leadership.release()
 
     def upgrade(self) -> bool:
         """Rebuild views of an earlier schema from the log (once, by the leader); True if it
@@ -274,7 +199,7 @@ class Projector:
         failures = 0
         while not self._stop.is_set():
             try:
-                now_leading = self.leadership.acquire()
+                now_leading = self.leadership is None or self.leadership.acquire()
                 if now_leading and not leading:
                     self._reset()
                     self.upgrade()
@@ -287,7 +212,8 @@ class Projector:
                 # Leave the views to a newer server: give the lead up so that one can take it.
                 log.error("views_of_newer_schema", found_schema=error.found, schema=SCHEMA_VERSION)
                 self.failed_runs["schema"] += 1
-                self.leadership.release()
+                if self.leadership is not None:
+                    self.leadership.release()
                 leading = self.leading = False
                 self._healthy(False, error)
                 self._stop.wait(5.0)

@@ -1,8 +1,8 @@
 """The event-sourced application: each command loads aggregates, asks the domain, and saves
 every changed aggregate; its events are stored all together or not at all.
 
-Commands run on the process's one writer (``service.eventstore.writer``), which commits the events of
-the commands waiting together in one transaction and answers each once it is durable. A command
+Commands run on the process's one writer (``service.eventstore.writer``), which commits the events
+of the commands waiting together in one transaction and answers each once it is durable. A command
 that is refused raises, and whatever it changed is put back, so it stores nothing. A commit
 that loses an optimistic-concurrency race with another replica is run again from fresh loads a
 bounded number of times.
@@ -56,8 +56,8 @@ MAX_CLIENT_SEED_LENGTH = 256
 
 
 def command(method: Callable[P, R]) -> Callable[P, R]:
-    """A command: run on the process's one writer (``service.eventstore.writer``), which commits it with
-    the commands waiting beside it and re-runs it from fresh loads when that commit lost a race
+    """A command: run on the process's one writer (``service.eventstore.writer``), which commits it
+    with the commands waiting beside it and re-runs it from fresh loads when that commit lost a race
     with another process (PostgreSQL replicas). Called on the writer (by another command) it
     runs in place; from any other thread it waits and returns a copy of the result."""
 
@@ -130,9 +130,9 @@ class Thirteen(EventLogApplication):
         seed_keys: KeyRing | Callable[[], KeyRing] | None = None,
         nonces: Callable[[], bytes] | None = None,
     ) -> None:
-        """``seed_keys``: the keys the server seeds are derived from (``domain.fairness.seeds``), or what
-        reads them when first needed (``service.seed_keys``); without, a random key held only in
-        memory, so tables it commits cannot be dealt after the application is gone. ``nonces``:
+        """``seed_keys``: the keys the server seeds are derived from (``domain.fairness.seeds``), or
+        what reads them when first needed (``service.seed_keys``); without, a random key held only
+        in memory, so tables it commits cannot be dealt after the application is gone. ``nonces``:
         the fresh public randomness of each commitment (R12.1); a test may fix it."""
         super().__init__(env)
         self.clock = clock or SystemClock()
@@ -147,7 +147,8 @@ class Thirteen(EventLogApplication):
         return self._seed_keys
 
     def _find(self, cls: type[A], aggregate_id: UUID) -> A | None:
-        """In a command, the writer's aggregate (``service.eventstore.writer``); elsewhere a reader's copy."""
+        """In a command, the writer's aggregate (``service.eventstore.writer``); elsewhere a
+        reader's copy."""
         found: Aggregate | None
         if self.writer.is_current():
             found = self.writer.load(aggregate_id)

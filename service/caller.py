@@ -1,7 +1,7 @@
 """Who causes a command: the caller's identity and roles, set by the gRPC adapter for each call
 (``service.rpc.authorizing``) and carried to the writer with the command, which records the identity
-on every event the command stores (``service.eventstore.writer``). In-process callers (tools, tests) are the
-process itself; the deadline sweeper names itself (``service.sweeper``)."""
+on every event the command stores (``service.eventstore.writer``). In-process callers (tools, tests)
+are the process itself; the deadline sweeper names itself (``service.sweeper``)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import get_topic
 
-from domain.audit import Finding, RoundEvidence, verify_round
+from domain.audit import RoundEvidence, verify_round
+from domain.findings import Finding
 from domain.ids import round_uuid, table_uuid, wallet_uuid
 from domain.results import RoundResult
 from domain.round import Round

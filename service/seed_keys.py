@@ -1,4 +1,5 @@
-"""The seed keys (``domain.fairness.seeds``) from a file outside the event store: ``--seed-key FILE``.
+"""The seed keys (``domain.fairness.seeds``) from a file outside the event store: ``--seed-key
+FILE``.
 
 The file holds one key per line, 64 hex digits (32 bytes); ``#`` starts a comment. The first key
 is the current one: every new commitment is derived under it. The others are kept so that the

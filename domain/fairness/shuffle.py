@@ -14,9 +14,8 @@ import hmac
 import json
 from collections.abc import Iterator, Mapping, Sequence
 
-from domain.errors import RuleError
+from domain.errors import RuleError, quoted
 from domain.rules.cards import DECK, Card
-from domain.rules.limits import quoted
 
 SEED_BYTES = 32
 HAND_SIZE = 13

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from domain.errors import CardError
-from domain.rules.limits import quoted
+from domain.errors import CardError, quoted
 
 RANKS = "23456789TJQKA"
 """R1.1: ranks low to high; a card's rank is its index here (2 → 0, A → 12)."""

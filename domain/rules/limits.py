@@ -37,18 +37,13 @@ at most 1,000 a round: over 9 × 10**15 rounds. Store positions and page keys st
 A table opened before these limits keeps its recorded ruleset (stored events are forever); it
 deals no round that could score past them (``Round.deal``).
 
->>> print(quoted("As"), quoted("x" * 100), quoted(2**200))
-'As' 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… an integer of 201 bits
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from domain.errors import RuleError
-
-if TYPE_CHECKING:
-    from domain.rules.ruleset import Ruleset
 
 MAX_TRANSFER = 10**12
 """Coins one credit or debit may move."""
@@ -93,28 +88,23 @@ MAX_ROUND_NUMBER = 2**31 - 1
 MAX_POSITION = 2**62
 """Store positions and page keys (BIGINT): far beyond any store."""
 
-MAX_QUOTED = 40
-"""Characters of a caller's input an error message quotes; the rest is cut off with '…'."""
-
 
 class LimitReached(RuleError):
     """Stored state above a limit blocks a command: a seated player holds more than
     ``MAX_BALANCE``, or a table's ruleset, recorded before the limits, exceeds them."""
 
 
-def quoted(value: object, limit: int = MAX_QUOTED) -> str:
-    """``repr(value)`` for an error message, cut to about ``limit`` characters.
+class Bounded(Protocol):
+    """What ``check_deal`` reads of a ruleset (``domain.rules.ruleset.Ruleset``)."""
 
-    Input a caller controls is quoted through this, so that a refusal stays short whatever
-    the caller sent (a long status message cannot be returned at all: gRPC limits metadata).
-    """
-    if isinstance(value, int) and value.bit_length() > 64:
-        return f"an integer of {value.bit_length()} bits"  # repr may refuse 4,300+ digits
-    text = repr(value[: limit + 1] if isinstance(value, str) else value)
-    return text if len(text) <= limit + 2 else text[:limit] + "…"
+    @property
+    def max_round_points(self) -> int: ...
+
+    @property
+    def escape_penalty_multiple(self) -> int: ...
 
 
-def check_deal(table_id: str, number: int, balances: dict[str, int], ruleset: Ruleset) -> None:
+def check_deal(table_id: str, number: int, balances: dict[str, int], ruleset: Bounded) -> None:
     """The limits at a deal (``Round.deal``). A seated player holds at most ``MAX_BALANCE``,
     so that what the round settles (at most what the others hold, R9.1) keeps every balance
     at most 4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no

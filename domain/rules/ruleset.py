@@ -26,10 +26,9 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
-from domain.errors import RuleError, RulesetError, SpecialError
+from domain.errors import MAX_QUOTED, RuleError, RulesetError, SpecialError, quoted
 from domain.rules import limits
 from domain.rules.hands import WHEELS, Category
-from domain.rules.limits import quoted
 from domain.rules.specials import Special
 
 PILES = ("front", "middle", "back")
@@ -165,7 +164,7 @@ class Ruleset:
             parse = _PARSERS.get(key)
             if parse is None:
                 known = ", ".join(sorted(_PARSERS))
-                short = isinstance(key, str) and len(key) <= limits.MAX_QUOTED
+                short = isinstance(key, str) and len(key) <= MAX_QUOTED
                 raise RulesetError(
                     f"unknown ruleset parameter {quoted(key, 20)}; known: {known}",
                     field=f"ruleset.{key}" if short else "ruleset",
@@ -318,7 +317,8 @@ PRESETS = {"standard": STANDARD, "fujian": FUJIAN}
 
 def resolve(spec: str | Mapping[str, Any] | None, *, strict: bool = False) -> Ruleset:
     """A preset name, or an object of overrides on ``standard`` (or on its ``preset`` key).
-    With ``strict`` (a new table) within ``domain.rules.limits`` too; offline scoring need not be."""
+    With ``strict`` (a new table) within ``domain.rules.limits`` too; offline scoring need not
+    be."""
     if spec is None:
         return STANDARD
     if isinstance(spec, str):

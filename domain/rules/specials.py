@@ -14,10 +14,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from domain.errors import SpecialError
+from domain.errors import SpecialError, quoted
 from domain.rules.cards import Card
 from domain.rules.hands import Category, category_of, evaluator5, value5
-from domain.rules.limits import quoted
 
 
 class Special(enum.Enum):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain.audit import Finding
+from domain.findings import Finding
 from domain.tlog.chain import StoredRecord, canonical
 from domain.tlog.checkpoint import Checkpoint, open_checkpoint, verify_cosignature
 from domain.tlog.merkle import leaf_hash, verify_consistency, verify_inclusion

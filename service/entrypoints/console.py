@@ -15,7 +15,15 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from service.entrypoints.terminal import EXIT_BAD_INPUT
+from service.entrypoints.options import (
+    Commands,
+    add_client_tls,
+    add_log_level,
+    host_port,
+    server_name,
+    whole_number,
+)
+from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
     import grpc
@@ -29,6 +37,54 @@ IDLE_SECONDS = 15.0
 sending one or waits for the next, before the console closes it. aiohttp's default (an hour)
 lets a few thousand unfinished requests (slowloris) use up the process's file descriptors and
 lock staff out; a proxy in front that keeps idle connections open must close them sooner."""
+
+
+SERVICE_CALLS = (2, 64)
+"""``--max-service-calls``: a round page makes two calls at once."""
+
+
+def register(commands: Commands) -> None:
+    """``console``."""
+    console = commands.add_parser(
+        "console",
+        help="the dispute console: a read-only web page per round, player and table, read from "
+        "a running service over gRPC",
+    )
+    console.add_argument(
+        "--address",
+        type=host_port,
+        default="127.0.0.1:50051",
+        help="HOST:PORT of the service (default 127.0.0.1:50051)",
+    )
+    console.add_argument(
+        "--listen",
+        type=host_port,
+        default="127.0.0.1:8080",
+        help="HOST:PORT to serve the pages on (default 127.0.0.1:8080; port 0 picks one)",
+    )
+    console.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="listen on an address other than loopback: the console has no login, so only "
+        "behind a proxy that authenticates staff",
+    )
+    add_client_tls(console, "client certificate (mutual TLS): auditor role")
+    console.add_argument(
+        "--tls-server-name",
+        type=server_name,
+        metavar="NAME",
+        help="the DNS name the service's certificate holds, when --address names the service "
+        "otherwise (by IP, or through a tunnel)",
+    )
+    console.add_argument(
+        "--max-service-calls",
+        type=whole_number(*SERVICE_CALLS),
+        metavar="N",
+        help="calls to the service under way at once (default 4; 2 to 64): the service's "
+        "workers are the game's too; a page that waits 2 s for one is 503 with Retry-After",
+    )
+    add_log_level(console)
+    console.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from domain.errors import RuleError
 from domain.fairness.shuffle import (
+    SEED_BYTES,
     check_player_seeds,
     commitment,
     effective_client_seed,
@@ -19,8 +20,9 @@ from domain.fairness.shuffle import (
 )
 from domain.fairness.shuffle import deal as deal_hands
 from domain.rules.cards import format_cards
-from service.entrypoints.terminal import EXIT_BAD_INPUT
+from service.entrypoints.options import Commands
 from service.tools.score import score_line, suggest_line
+from service.tools.terminal import EXIT_BAD_INPUT
 
 
 def json_lines(
@@ -95,3 +97,62 @@ def _seats(players: int | None, seat_ids: list[str] | None) -> list[str]:
     if players is not None and players != len(seat_ids):
         raise RuleError(f"--players {players} but --seat-ids names {len(seat_ids)} players")
     return list(seat_ids)
+
+
+def register(commands: Commands) -> None:
+    """``score``, ``suggest`` and ``deal``."""
+    score_parser = commands.add_parser(
+        "score", help="score rounds: JSON Lines on stdin, one result line per round"
+    )
+    score_parser.set_defaults(run=score)
+    suggest_parser = commands.add_parser(
+        "suggest", help="qualifying specials and an arrangement for 13 cards (JSON Lines)"
+    )
+    suggest_parser.set_defaults(run=suggest)
+    dealer = commands.add_parser("deal", help="recompute a provably fair deal (R12)")
+    dealer.add_argument("--server-seed", type=_seed, required=True, help="64 hex digits")
+    dealer.add_argument("--client-seed", default="", help="the caller's seed (default empty)")
+    dealer.add_argument("--round-id", required=True)
+    dealer.add_argument(
+        "--players", type=_players, help="2 to 4, seated as p0, p1, … (or give --seat-ids)"
+    )
+    dealer.add_argument(
+        "--seat-ids",
+        nargs="+",
+        metavar="ID",
+        help="the round's player ids in seat order, as GetRound lists them (2 to 4)",
+    )
+    dealer.add_argument(
+        "--player-seed",
+        type=_player_seed,
+        action="append",
+        default=[],
+        metavar="PLAYER=SEED",
+        help="a player's seed (R12.8), repeatable; PLAYER is a seat id (p0 … without --seat-ids)",
+    )
+    dealer.set_defaults(run=deal)
+
+
+def _seed(text: str) -> bytes:
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"server seed {text!r} is not hex") from None
+    if len(seed) != SEED_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"server seed must be {SEED_BYTES} bytes ({2 * SEED_BYTES} hex digits), got {len(seed)}"
+        )
+    return seed
+
+
+def _players(text: str) -> int:
+    if not text.isdigit() or not 2 <= int(text) <= 4:
+        raise argparse.ArgumentTypeError(f"players must be 2, 3 or 4, got {text!r}")
+    return int(text)
+
+
+def _player_seed(text: str) -> tuple[str, str]:
+    player, sep, seed = text.partition("=")
+    if not sep or not player:
+        raise argparse.ArgumentTypeError(f"player seed must be PLAYER=SEED, got {text!r}")
+    return player, seed

@@ -1,7 +1,7 @@
-"""The event store as the application uses it: one writer per process (``service.eventstore.writer``)
-that commits the commands waiting together, every commit chained for tamper evidence
-(``service.eventstore.chaining``), listeners told of each commit, and the log read by position.
-``Thirteen`` builds its commands and queries on this."""
+"""The event store as the application uses it: one writer per process
+(``service.eventstore.writer``) that commits the commands waiting together, every commit chained for
+tamper evidence (``service.eventstore.chaining``), listeners told of each commit, and the log read
+by position. ``Thirteen`` builds its commands and queries on this."""
 
 from __future__ import annotations
 
@@ -11,22 +11,17 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 import structlog
 from eventsourcing.application import Application, Repository
-from eventsourcing.persistence import (
-    InterfaceError,
-    JSONTranscoder,
-    Mapper,
-    OperationalError,
-    Recording,
-)
-from eventsourcing.utils import get_topic, retry
+from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
+from eventsourcing.utils import get_topic
 
 from service.eventstore.answers import Present, Saved
 from service.eventstore.chaining import ChainHeads, ChainingMapper
+from service.eventstore.recorder import EventRecorder
 from service.eventstore.writer import Writer
 
 log = structlog.get_logger("thirteen.event_log")
@@ -67,10 +62,11 @@ class EventLogApplication(Application[UUID]):
         super().__init__(env)
         self.listeners: list[Callable[[list[Recording[UUID]]], None]] = []
         self.heads = ChainHeads(self)
+        # The SQL of the store's own (``service.eventstore.recorder``), by database.
+        self.database = cast(EventRecorder, self.recorder)
         # PostgreSQL replicas write the same streams: before each batch the writer asks which
-        # of them the others changed (``changed_since``); a SQLite store has one writing process.
-        postgres = self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres"
-        self.writer = Writer(self, fastforward=postgres)
+        # of them the others changed; a SQLite store has one writing process.
+        self.writer = Writer(self, fastforward=self.database.several_writers)
         # What this process committed last, with positions: readers that follow the log (the
         # follower, the projector, the watch streams) take them from here instead of reading
         # and decoding again, where nothing else can lie between (``from_memory``). The event
@@ -138,68 +134,6 @@ class EventLogApplication(Application[UUID]):
                 return
             logged.append((r.notification.id, leaf))
         self.logged.extend(logged)
-
-    def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
-        """Position, stream and version of the events stored after ``position`` (PostgreSQL:
-        what the other replicas wrote meanwhile), oldest first, at most ``limit``."""
-        rows = self._events_query(
-            "SELECT notification_id, originator_id, originator_version FROM {events} "
-            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s",
-            (position, limit),
-        )
-        return [(r["notification_id"], r["originator_id"], r["originator_version"]) for r in rows]
-
-    def positions(self, events: list[tuple[UUID, int]]) -> dict[tuple[UUID, int], int]:
-        """The log position of each stored event among ``events`` (stream, version)."""
-        if not events:
-            return {}
-        if self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
-            rows = self._events_query(
-                "SELECT notification_id, originator_id, originator_version FROM {events} "
-                "WHERE (originator_id, originator_version) IN "
-                "(SELECT * FROM unnest(%s::uuid[], %s::bigint[]))",
-                ([s for s, _ in events], [v for _, v in events]),
-            )
-            return {
-                (r["originator_id"], r["originator_version"]): r["notification_id"] for r in rows
-            }
-        recorder: Any = self.recorder
-        found = {}
-        with recorder.datastore.transaction(commit=False) as cursor:
-            for stream, version in events:
-                cursor.execute(
-                    f"SELECT rowid FROM {recorder.events_table_name} "
-                    "WHERE originator_id = ? AND originator_version = ?",
-                    (stream.hex, version),
-                )
-                row = cursor.fetchone()
-                if row is not None:
-                    found[stream, version] = int(row[0])
-        return found
-
-    def stored_versions(self, streams: list[UUID]) -> dict[UUID, int]:
-        """The stored version of each of ``streams`` that has events (PostgreSQL)."""
-        if not streams:
-            return {}
-        rows = self._events_query(
-            "SELECT originator_id, MAX(originator_version) AS version FROM {events} "
-            "WHERE originator_id = ANY(%s) GROUP BY originator_id",
-            (streams,),
-        )
-        return {r["originator_id"]: r["version"] for r in rows}
-
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library
-    def _events_query(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
-        """Rows of a read of PostgreSQL's event table (``{events}`` in ``sql``)."""
-        from psycopg.sql import SQL, Identifier
-
-        recorder: Any = self.recorder
-        table = SQL("{}.{}").format(
-            Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
-        )
-        with recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(SQL(sql).format(events=table), params)
-            return list(cursor.fetchall())
 
     def chain_head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last event)."""

@@ -104,8 +104,8 @@ class ChainHeads:
     """The chain hash of each stream's last *committed* event, and the commit that links new
     events to them (``domain.tlog.chain``) as the mapper encodes them.
 
-    Only the application's writer thread commits (``service.eventstore.writer``), so no commit can link to
-    a head that is not yet stored."""
+    Only the application's writer thread commits (``service.eventstore.writer``), so no commit can
+    link to a head that is not yet stored."""
 
     def __init__(self, app: Application[UUID]) -> None:
         self.app = app

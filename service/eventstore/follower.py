@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from service.application import Thirteen
+from service.eventstore.application import EventLogApplication
 
 Listener = Callable[[int, Any], None]
 log = structlog.get_logger(__name__)
@@ -24,7 +24,7 @@ log = structlog.get_logger(__name__)
 class LogFollower:
     def __init__(
         self,
-        app: Thirteen,
+        app: EventLogApplication,
         *,
         start: int = 0,
         interval: float = 0.2,
@@ -32,7 +32,7 @@ class LogFollower:
         topics: Collection[str] | None = None,
     ) -> None:
         self.app = app
-        self.started_at = start  # where this process picked the log up (see ``server.start``)
+        self.started_at = start  # where this process picked the log up (``bootstrap.start``)
         self.position = start
         self.interval = interval
         self.batch = batch

@@ -32,21 +32,19 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from uuid import UUID
 
 import structlog
 from eventsourcing.application import LRUCache, project_aggregate
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import EventStore, IntegrityError, Recording
 
 from domain.errors import RuleError
 from service.caller import CALLER_FIELD, current
 from service.errors import Conflict, Unavailable
 from service.eventstore.answers import Answer, LoopAnswer, Present, Saved, ThreadAnswer, settle_all
-
-if TYPE_CHECKING:
-    from service.eventstore.application import EventLogApplication
+from service.eventstore.recorder import EventRecorder
 
 log = structlog.get_logger("thirteen.writer")
 
@@ -55,6 +53,20 @@ MAX_BATCH = 64  # commands per transaction: enough to share one commit among all
 LIVE_SIZE = 5000  # aggregates the writer keeps in memory
 CATCH_UP = 1000  # other replicas' events read per query when catching up
 CATCH_UP_PAGES = 20  # queries before the writer forgets what it holds and starts afresh
+
+
+class Log(Protocol):
+    """What the writer needs of the event log it writes (``service.eventstore.application``)."""
+
+    @property
+    def events(self) -> EventStore[UUID]: ...
+
+    @property
+    def database(self) -> EventRecorder: ...
+
+    def max_position(self) -> int: ...
+
+    def commit(self, events: Sequence[Any]) -> list[Recording[UUID]]: ...
 
 
 class UndoFailed(Exception):
@@ -84,7 +96,7 @@ class Batch:
 class Writer:
     """The one thread of a process that changes aggregates and stores their events."""
 
-    def __init__(self, app: EventLogApplication, *, fastforward: bool) -> None:
+    def __init__(self, app: Log, *, fastforward: bool) -> None:
         self.app = app
         self.fastforward = fastforward
         self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
@@ -284,7 +296,7 @@ class Writer:
             self._seen = self.app.max_position()
             return
         for _ in range(CATCH_UP_PAGES):
-            changed = self.app.changed_since(self._seen, CATCH_UP)
+            changed = self.app.database.changed_since(self._seen, CATCH_UP)
             for _, stream, version in changed:
                 try:
                     held = self.live.get(stream)
@@ -391,7 +403,7 @@ class Writer:
         batch changed are left to the commit, whose optimistic check then fails, and every
         command of the batch runs again alone."""
         loaded = {i: batch.stored[i] for i in batch.read if i in batch.stored}
-        newer = self.app.stored_versions(list(loaded))
+        newer = self.app.database.stored_versions(list(loaded))
         changed = [i for i, version in newer.items() if version > loaded[i]]
         staged = {e.originator_id for e in batch.events}
         fresh = [i for i in changed if i not in staged]

@@ -2,8 +2,8 @@
 
 Everything comes from the round's own events, rebuilt as the service rebuilds them, and from the
 domain's own judgement: the result and every pile of every pair as the reveal recorded them
-(``Round.revealed_outcome``), the fairness proof (``domain.fairness.proof``) and what an observer may
-see (``domain.visibility``). This module holds the report as data; ``explain_words`` and
+(``Round.revealed_outcome``), the fairness proof (``domain.fairness.proof``) and what an observer
+may see (``domain.visibility``). This module holds the report as data; ``explain_words`` and
 ``explain_html`` word it. Nothing here scores again (only the audit does, and compares). Until
 a round is over (R10.4) the report holds only what is public — who sits where, who has
 submitted, escapes and the commitment — and never a card.

@@ -8,8 +8,8 @@ from typing import Any
 import grpc
 
 from domain import visibility
-from domain.audit import passed
 from domain.errors import PhaseError
+from domain.findings import passed
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen

@@ -14,11 +14,10 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domain import visibility
-from domain.errors import CardError, RuleError
+from domain.errors import CardError, RuleError, quoted
 from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
 from domain.rules.cards import Card, parse_card
-from domain.rules.limits import quoted
 from domain.rules.ruleset import Ruleset, resolve
 from domain.rules.specials import qualifying
 from domain.table import Table

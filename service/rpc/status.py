@@ -2,7 +2,7 @@
 
 Every text of a status is clipped (``clip``): gRPC sends the message and the details as
 trailing metadata, and a client refuses metadata over 8–16 KiB (RESOURCE_EXHAUSTED instead of
-the refusal). Messages quote a caller's input only in part (``domain.rules.limits.quoted``); the clip
+the refusal). Messages quote a caller's input only in part (``domain.errors.quoted``); the clip
 is the last line of defence for one that does not.
 """
 

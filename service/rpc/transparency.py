@@ -41,7 +41,7 @@ class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
         known_round(self.app, round_id)
         stream = round_uuid(round_id)
         versions = [e.originator_version for e in self.app.recorder.select_events(stream)]
-        positions = self.app.positions([(stream, v) for v in versions])
+        positions = self.app.database.positions([(stream, v) for v in versions])
         return [(str(stream), v, positions[stream, v]) for v in versions]
 
     def _event_at(self, position: int) -> tuple[str, int, int]:

@@ -36,7 +36,7 @@ class Views:
 
     def __init__(self, store: ViewStore, projector: Projector) -> None:
         if not store.reads_head:
-            raise ValueError("the views must read the log's head: open them with open_views")
+            raise ValueError("the views must read the log's head: open them with database.views()")
         self.store = store
         self.projector = projector
 

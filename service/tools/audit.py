@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import RuleError
-from service.entrypoints.terminal import EXIT_BAD_INPUT, ProgressBar, read_store
+from service.tools.terminal import EXIT_BAD_INPUT, ProgressBar, read_store
 
 if TYPE_CHECKING:  # the store's modules load only when a command reads a store
-    from domain.audit import Finding
+    from domain.findings import Finding
     from domain.tlog.note import Verifier
     from service.evidence import Evidence
 
@@ -28,7 +28,7 @@ def _finding_line(finding: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Verify rounds against the rules: from the store, or offline from an export."""
-    from domain.audit import passed
+    from domain.findings import passed
     from service.evidence import Decoder, StoreReader, audit, from_document
 
     if args.receipt and args.all:
@@ -71,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
         app = read_store("audit", args.data)
         if isinstance(app, int):
             return app
-        from service.eventstore.storage import open_views
+
         from service.rpc.audit import result_reader
         from service.transparency.audits import StoreLogAudit
 
-        views, _ = open_views(app)
+        views, _ = app.database.views()
         views_reader = result_reader(views)
 
         def result_of(round_id: str) -> Any:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 import re
 import secrets
-import sys
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -33,7 +32,7 @@ from domain.rules.specials import Qualification, Special
 from domain.rules.suggest import Suggestion, suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from service.rpc import mapping
-from service.tools.demo_client import Api, DemoFailed, local_server
+from service.tools.demo_client import Api, DemoFailed
 from service.tools.demo_screen import Screen, plural, signed, wants_colour
 
 BOTS = ("alice", "bob", "carol", "dave")
@@ -406,28 +405,3 @@ def play(
         finish(game)
     finally:
         api.close()
-
-
-def main(
-    address: str | None,
-    rounds: int,
-    seed: str | None,
-    out: TextIO = sys.stdout,
-    *,
-    credentials: grpc.ChannelCredentials | None = None,
-) -> int:
-    """Run the demo (over TLS with ``credentials``); a problem is one line on stderr and exit
-    status 1."""
-    seed = seed if seed is not None else secrets.token_hex(4)
-    try:
-        if address is not None:
-            play(address, address, rounds, seed, out, credentials)
-        else:
-            with local_server() as local:
-                where = f"{local}, started for the demo on a temporary SQLite store"
-                play(local, where, rounds, seed, out)
-    except DemoFailed as error:
-        out.flush()
-        print(f"thirteen demo: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    return 0

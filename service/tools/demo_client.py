@@ -1,14 +1,7 @@
-"""The demo's bots as clients of the public gRPC stubs, and the in-process server they play
-against when the demo is given no address."""
+"""The demo's bots as clients of the public gRPC stubs."""
 
 from __future__ import annotations
 
-import asyncio
-import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -70,35 +63,3 @@ class Api:
 
     def close(self) -> None:
         self.channel.close()
-
-
-@contextmanager
-def local_server() -> Iterator[str]:
-    """Serve on 127.0.0.1:0 from a temporary SQLite store on an event loop thread; yield the
-    address, then stop gracefully and delete the store."""
-    from service import logging as service_logging
-    from service.eventstore.storage import open_app
-    from service.rpc.server import start
-
-    service_logging.configure("error")  # the narration is the output, not the server's log
-    with tempfile.TemporaryDirectory(prefix="thirteen-demo-") as data:
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name="demo-server", daemon=True)
-        thread.start()
-        try:
-            app = open_app(Path(data), environ={"THIRTEEN_STORE": "sqlite"})
-            running = asyncio.run_coroutine_threadsafe(start(app, "127.0.0.1:0"), loop).result()
-        except Exception as error:  # a store or a port we cannot have
-            _stop_loop(loop, thread)
-            raise DemoFailed(f"cannot start a local server: {error}") from None
-        try:
-            yield f"127.0.0.1:{running.port}"
-        finally:
-            asyncio.run_coroutine_threadsafe(running.stop(grace=1), loop).result(timeout=30)
-            _stop_loop(loop, thread)
-
-
-def _stop_loop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
-    loop.close()

@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from service.entrypoints.terminal import EXIT_BAD_INPUT
 from service.security.policy import ROLES, Policy
+from service.tools.terminal import EXIT_BAD_INPUT
 
 VALIDITY = datetime.timedelta(days=365)
 CLOCK_SKEW = datetime.timedelta(minutes=5)  # valid a little before now, for a clock behind

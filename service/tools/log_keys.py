@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from domain.tlog.checkpoint import Checkpoint, key_conflict, open_checkpoint
 from domain.tlog.note import COSIGNATURE_V1, ED25519, Signer, Verifier
-from service.entrypoints.terminal import EXIT_BAD_INPUT
+from service.tools.terminal import EXIT_BAD_INPUT
 from service.transparency.keys import (
     LOG_KEY_FILE,
     KeyFileError,

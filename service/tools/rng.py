@@ -1,9 +1,9 @@
 """``thirteen rng collect`` and ``thirteen rng test``: the RNG kit for testing labs.
 
-Both draw deals through the production code path, ``domain.fairness.shuffle.deal`` (R12.3 words, R12.4
-shuffle, R12.5 seats), with its ``drawn`` list recording every 32-bit word that very call draws,
-before it is scaled to a card position. The seeds are fresh and drawn as production draws them
-(``Seeds.fresh``), unless ``--fixed-seed`` asks for a reproducible run.
+Both draw deals through the production code path, ``domain.fairness.shuffle.deal`` (R12.3 words,
+R12.4 shuffle, R12.5 seats), with its ``drawn`` list recording every 32-bit word that very call
+draws, before it is scaled to a card position. The seeds are fresh and drawn as production draws
+them (``Seeds.fresh``), unless ``--fixed-seed`` asks for a reproducible run.
 
 File formats (text is UTF-8, lines starting with ``#`` are comments carrying the provenance):
 
@@ -42,9 +42,9 @@ from domain.fairness.statistics import DECK_SIZE, MIN_EXPECTED, WORD_BINS, Outco
 from domain.fairness.statistics import deck_tests as run_deck_tests
 from domain.fairness.statistics import word_tests as run_word_tests
 from domain.rules.cards import Card, format_cards, parse_card
-from service.entrypoints.terminal import EXIT_BAD_INPUT
 from service.small_files import TooLarge, read_small
 from service.tools.rng_report import Provenance, render
+from service.tools.terminal import EXIT_BAD_INPUT
 
 SEATS = DECK_SIZE // HAND_SIZE  # four seats deal every card (R12.5)
 DEFAULT_CARDS = 1_000_000
@@ -91,8 +91,8 @@ class Seeds:
         if self.fixed:
             return (
                 "fixed by --fixed-seed (reproducible, not fresh): server seed of deal n = "
-                "domain.fairness.seeds.derive_seed(the given key, 'rng-lab', n, 16 zero bytes), client "
-                "seed 'lab-<n>', round id uuid5 of n"
+                "domain.fairness.seeds.derive_seed(the given key, 'rng-lab', n, 16 zero bytes), "
+                "client seed 'lab-<n>', round id uuid5 of n"
             )
         return (
             "fresh, drawn as production draws them: a seed key from secrets.token_bytes(32) "
@@ -115,7 +115,8 @@ class Dealt:
 
 
 def deals(seeds: Seeds) -> Iterator[Dealt]:
-    """Deal after deal to four seats through ``domain.fairness.shuffle.deal``, recording its words."""
+    """Deal after deal to four seats through ``domain.fairness.shuffle.deal``, recording its
+    words."""
     number = 0
     while True:
         number += 1
@@ -210,9 +211,9 @@ def collect(args: argparse.Namespace) -> int:
                 "--raw",
                 seeds,
                 provenance,
-                f"{args.raw} 32-bit words, one per line, in the order domain.fairness.shuffle drew them "
-                "from R12.3's HMAC-SHA256 blocks (big-endian), rejected ones included, deal "
-                "after deal (51 words a deal, more when R12.4 rejects one)",
+                f"{args.raw} 32-bit words, one per line, in the order domain.fairness.shuffle "
+                "drew them from R12.3's HMAC-SHA256 blocks (big-endian), rejected ones included, "
+                "deal after deal (51 words a deal, more when R12.4 rejects one)",
             )
             with _output(args.out, binary=False) as out:
                 write_raw_text(out, seeds, args.raw, lines)

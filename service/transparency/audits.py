@@ -22,7 +22,7 @@ from __future__ import annotations
 from array import array
 from uuid import UUID
 
-from domain.audit import Finding
+from domain.findings import Finding
 from domain.tlog.chain import StoredRecord
 from domain.tlog.checkpoint import Checkpoint, open_checkpoint
 from domain.tlog.evidence import LOG, check_inclusion, leaf_data
@@ -122,7 +122,7 @@ class StoreLogAudit:
         records = evidence.records()
         known = {(r.stream, r.version): r.position for r in records if r.position > 0}
         missing = [(UUID(r.stream), r.version) for r in records if r.position <= 0]
-        known |= {(str(s), v): p for (s, v), p in self.app.positions(missing).items()}
+        known |= {(str(s), v): p for (s, v), p in self.app.database.positions(missing).items()}
         covered, waiting = [], 0
         for record in records:
             position = known.get((record.stream, record.version))

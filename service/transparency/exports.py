@@ -25,7 +25,7 @@ retried."""
 def located(app: Thirteen, evidence: Evidence) -> list[tuple[str, int, int]]:
     """(stream, version, position) of each of the document's events still in the store."""
     records = evidence.records()
-    positions = app.positions([(UUID(r.stream), r.version) for r in records])
+    positions = app.database.positions([(UUID(r.stream), r.version) for r in records])
     found = [(r.stream, r.version, positions.get((UUID(r.stream), r.version))) for r in records]
     return [(stream, version, at) for stream, version, at in found if at is not None]
 

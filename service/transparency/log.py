@@ -5,9 +5,9 @@ checkpoints of it, and its proofs.
   each event's leaf (``domain.tlog.evidence.leaf_data``), storing the perfect subtrees it
   completes (``service.transparency.store``) with the tree's new size in one transaction. A
   SQLite store has one writing process: the leaves of its own commits are taken from memory,
-  hashed when the event was encoded for its chain link (``service.eventstore.chaining``). On PostgreSQL the
-  other replicas' events are read from the log; one replica at a time appends and signs (an
-  advisory lock, as the projector's), and another takes over from the stored tree.
+  hashed when the event was encoded for its chain link (``service.eventstore.chaining``). On
+  PostgreSQL the other replicas' events are read from the log; one replica at a time appends and
+  signs (an advisory lock, as the projector's), and another takes over from the stored tree.
 - **Checkpoints.** While the tree grows, the appender signs a checkpoint at most every
   ``checkpoint_interval`` seconds and stores it before anyone can read it. Before signing it
   checks the last stored checkpoint: signed by this very key when it bears this key's name
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import structlog
 from eventsourcing.persistence import IntegrityError
-from psycopg.conninfo import make_conninfo
 
 from domain.errors import RuleError
 from domain.tlog.checkpoint import (
@@ -59,7 +58,7 @@ from domain.tlog.merkle import (
     verify_consistency,
 )
 from domain.tlog.note import NoteError, Signer, Verifier, parse
-from projections.projector import AdvisoryLock, Leadership, Solo
+from projections.projector import Leadership
 from service.application import Thirteen
 from service.errors import (
     CosignatureTimeRefused,
@@ -123,16 +122,6 @@ class Located:
 
     position: int
     leaf_index: int
-
-
-def _leadership(app: Thirteen) -> Leadership:
-    if app.env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
-        return Solo()  # one process serves a SQLite store (``service.eventstore.storage.serving``)
-    from service.eventstore.storage import _postgres_settings
-
-    settings = _postgres_settings(app.env)
-    scope = app.env.get("POSTGRES_SCHEMA") or settings.get("dbname", "")
-    return AdvisoryLock(make_conninfo("", **settings), scope, PURPOSE)
 
 
 class LogReader:
@@ -265,7 +254,8 @@ class TransparencyLog(LogReader):
         self.checkpoint_interval = checkpoint_interval
         self.append_interval = max(0.01, min(append_interval, checkpoint_interval))
         self.stall_after = stall_after
-        self.leadership = leadership or _leadership(app)
+        # One appender among the replicas of a store (none needed where one process serves it).
+        self.leadership = leadership or app.database.leadership(PURPOSE)
         self.leading = False
         self.failure: str | None = None  # why no checkpoint can be signed, when none can
         self.on_health: Callable[[bool], None] | None = None  # told when serving changes
@@ -305,7 +295,8 @@ class TransparencyLog(LogReader):
                 self.append_once()
             except Exception as error:
                 log.warning("transparency_log_not_drained", cause=repr(error))
-        self.leadership.release()
+        if self.leadership is not None:
+            self.leadership.release()
 
     def poke(self) -> None:
         self._wake.set()
@@ -314,7 +305,7 @@ class TransparencyLog(LogReader):
         while not self._stop.is_set():
             leading = False
             try:
-                leading = self.leadership.acquire()
+                leading = self.leadership is None or self.leadership.acquire()
                 if leading != self.leading:
                     self._reset()
                 self.leading = leading

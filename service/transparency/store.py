@@ -75,14 +75,9 @@ class TreeStore:
 
     def __init__(self, app: Thirteen) -> None:
         self.app = app
-        self.postgres = app.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres"
-        datastore: Any = app.recorder.datastore  # type: ignore[attr-defined]
-        self.datastore = datastore
-        if self.postgres:
-            schema = datastore.schema or "public"
-            self.prefix = '"' + schema.replace('"', '""') + '".tlog_'
-        else:
-            self.prefix = "tlog_"
+        self.database = app.database
+        self.postgres = app.database.kind == "postgres"
+        self.prefix = app.database.table_prefix + "tlog_"
         self._nodes: LRUCache[Node, bytes] = LRUCache(CACHED_NODES)
         self._gaps: tuple[tuple[int, int], ...] = ()  # (leaf index, position), both ascending
         self._gaps_cover = 0  # the gaps of the first this many leaves are all in ``_gaps``
@@ -100,7 +95,7 @@ class TreeStore:
 
     @contextmanager
     def _transaction(self, *, commit: bool) -> Iterator[Any]:
-        with self.datastore.transaction(commit=commit) as cursor:
+        with self.database.transaction(commit=commit) as cursor:
             yield cursor
 
     def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:

@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from domain.audit import passed
+from domain.findings import passed
 from projections.projector import rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit, record_of
 from service.rpc.audit import result_reader
 from service.tools import audit as service_audit
@@ -118,7 +118,7 @@ def _best(run: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
 def _played(tmp: str, rounds: int) -> tuple[Thirteen, ViewStore]:
     app = open_app(Path(tmp), environ={"THIRTEEN_STORE": "sqlite"})
     play(app, rounds)
-    views, _ = open_views(app)
+    views, _ = app.database.views()
     rebuild(app, views)
     return app, views
 

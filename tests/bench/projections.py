@@ -16,7 +16,7 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from projections.projector import Projector, rebuild
 from service.application import Thirteen
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from tests.bench import database
 
 
@@ -50,7 +50,7 @@ def rebuild_speed(rounds: int = 1500, environ: Mapping[str, str] | None = None) 
     with tempfile.TemporaryDirectory() as tmp:
         app = open_app(Path(tmp), environ=environ or {"THIRTEEN_STORE": "sqlite"})
         play(app, rounds)
-        views, _ = open_views(app)
+        views, _ = app.database.views()
         started = time.perf_counter()
         count = rebuild(app, views)
         seconds = time.perf_counter() - started
@@ -64,7 +64,7 @@ def reveal_lag(rounds: int = 300) -> dict[str, float]:
     (waiting for the projector's position to reach the reveal)."""
     with tempfile.TemporaryDirectory() as tmp:
         app = open_app(Path(tmp), environ={"THIRTEEN_STORE": "sqlite"})
-        views, lock = open_views(app)
+        views, lock = app.database.views()
         # As the server runs it: the projector batches on its own interval, and a reader
         # of a result waits for it (GetRoundResult's read-your-writes), which pokes it.
         projector = Projector(app, views, leadership=lock, interval=0.05)

@@ -20,9 +20,8 @@ from domain.ids import wallet_uuid
 from domain.rules.ruleset import STANDARD
 from domain.tlog.chain import canonical, link
 from projections.projector import Projector
+from service.bootstrap import open_app, start
 from service.eventstore.follower import LogFollower
-from service.eventstore.storage import open_app, open_views
-from service.rpc.server import start
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -74,7 +73,7 @@ def _store(data: Path, events: int) -> int:
         )
     probe = app.repository.get(wallet_uuid("filler-0"))  # the filler decodes as wallets
     assert probe.player_id == "filler-0"
-    views, _ = open_views(app)
+    views, _ = app.database.views()
     views.create()
     Projector(app, views, batch=20_000).run_once()
     views.close()

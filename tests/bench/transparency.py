@@ -29,12 +29,12 @@ from typing import Any
 
 import grpc
 
-from domain.audit import passed
+from domain.findings import passed
 from domain.rules.cards import DECK
 from domain.tlog.evidence import check_log
 from domain.tlog.merkle import Frontier, leaf_hash
 from domain.tlog.note import Signer
-from service.eventstore.storage import open_app
+from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit, from_document
 from service.transparency.exports import located
 from service.transparency.log import TransparencyLog

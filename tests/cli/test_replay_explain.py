@@ -36,7 +36,7 @@ from domain.rules.scoring import Seat, score_round
 from domain.rules.specials import qualifying
 from domain.rules.suggest import suggest
 from service.application import Thirteen
-from service.eventstore.storage import protect, store_env
+from service.eventstore.storage import store_env
 from tests.support.clock import ManualClock
 
 from .conftest import SCRIPT
@@ -121,7 +121,7 @@ def build_store(data: Path) -> Store:
     app = Thirteen(
         store_env(data, {"THIRTEEN_STORE": "sqlite"}), clock=clock, seed_keys=KEYS, nonces=_nonces()
     )
-    protect(app)
+    app.database.protect()
     store = Store(data)
     try:
         app.open_table("t", STANDARD)

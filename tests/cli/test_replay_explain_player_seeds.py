@@ -19,7 +19,7 @@ from domain.fairness.seeds import KeyRing
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from service.application import Thirteen
-from service.eventstore.storage import protect, store_env
+from service.eventstore.storage import store_env
 from tests.support.clock import ManualClock
 
 from .conftest import SCRIPT
@@ -44,7 +44,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     app = Thirteen(
         store_env(data, {"THIRTEEN_STORE": "sqlite"}), clock=ManualClock(), seed_keys=keys
     )
-    protect(app)
+    app.database.protect()
     try:
         app.open_table("t", STANDARD)
         for player in PLAYERS:

@@ -26,7 +26,7 @@ import grpc
 
 from domain.ids import round_uuid, table_uuid
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 from service.transparency.store import TreeStore
 from tests.e2e.helpers import seated_table, showdowns, wait_until
@@ -116,7 +116,7 @@ def assert_rebuilt_alike_and_audited(
     """The live views equal what ``thirteen projections rebuild`` makes of the log (tracking
     included) and keep the ledger's invariants, every stored event is a leaf of the tree in
     order, and ``thirteen audit --all`` passes: its report."""
-    views, _ = open_views(app)
+    views, _ = app.database.views()
     try:
         live = views.dump()
         views.close()

@@ -29,7 +29,8 @@ from service._generated.thirteen.v1 import (
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
-from service.eventstore.storage import _postgres_settings, open_app, open_views
+from service.bootstrap import open_app
+from service.eventstore.postgres import settings as postgres_settings
 from tests.e2e.helpers import (
     WAIT,
     arrange_well,
@@ -201,7 +202,7 @@ def _played_in_process(data: Path, rounds: int) -> None:
             dealt = app.deal("t", request_id=f"r{k}")
             clock.advance(61)  # R10.3: past the deadline, nobody arranged: both foul (R4.3)
             app.reveal(dealt.round_id)
-        views, _ = open_views(app)
+        views, _ = app.database.views()
         views.create()
         views.close()
     finally:
@@ -253,7 +254,7 @@ def _views_lock(data: Path, store: dict[str, str]) -> AdvisoryLock:
 
     app = open_app(data, environ=store)
     try:
-        settings = _postgres_settings(app.env)
+        settings = postgres_settings(app.env)
         scope = app.env.get("POSTGRES_SCHEMA") or settings.get("dbname", "")
         return AdvisoryLock(make_conninfo("", **settings), scope)
     finally:

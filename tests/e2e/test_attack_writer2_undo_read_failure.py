@@ -15,7 +15,7 @@ from domain.errors import SeatError
 from domain.ids import wallet_uuid
 from domain.rules.ruleset import STANDARD
 from service.application import Balance
-from service.eventstore.storage import open_app
+from service.bootstrap import open_app
 from tests.support.clock import ManualClock
 
 

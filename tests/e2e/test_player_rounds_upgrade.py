@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from projections.store import SCHEMA, SCHEMA_VERSION
 from service._generated.thirteen.v1 import results_pb2, table_pb2, wallet_pb2
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from tests.e2e.helpers import refusal_of, wait_until
 from tests.e2e.test_player_rounds import (
     as_row,
@@ -149,7 +149,7 @@ def _as_schema_2(data: Path, store: dict[str, str]) -> None:
     """Turn the views back into what version 2 left: no recall table, no index of the
     journal by round, the schema mark 2."""
     app = open_app(data, environ=store)
-    views, _ = open_views(app)
+    views, _ = app.database.views()
     try:
         with views.transaction() as cursor:
             cursor.execute(views._sql("DROP TABLE {p}player_rounds"))
@@ -190,7 +190,7 @@ def test_views_of_a_newer_schema_are_left_alone_and_recall_is_unavailable(
     caught_up(first)
     first.stop()
     app = open_app(tmp_path / "data", environ=store)
-    views, _ = open_views(app)
+    views, _ = app.database.views()
     try:
         with views.transaction() as cursor:
             cursor.execute(

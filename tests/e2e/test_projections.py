@@ -17,7 +17,7 @@ from projections.folds import EXTERNAL
 from projections.projector import rebuild
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import results_pb2, wallet_pb2
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from tests.support.server import ServerThread
 from tests.support.simulation import simulate
 
@@ -101,7 +101,7 @@ def test_rebuilt_views_equal_the_live_ones_and_rebuilding_twice_is_identical(
     live = caught_up(server).dump()
     server.stop()
     app = open_app(tmp_path / "data", environ=store)
-    views, lock = open_views(app)
+    views, lock = app.database.views()
     assert lock.acquire()
     try:
         rebuild(app, views)

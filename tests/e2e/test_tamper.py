@@ -30,7 +30,7 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import CHAIN, canonical, link
 from service.application import Thirteen
-from service.eventstore.storage import open_app
+from service.bootstrap import open_app
 from service.evidence import StoreReader
 from tests.bench.projections import play
 

@@ -31,8 +31,8 @@ from projections.folds import Journal, Leg, OpenRound, RecallLine, RoundRecord, 
 from projections.projector import Projector, rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
+from service.bootstrap import open_app
 from service.eventstore.application import RECENT, EventLogApplication, from_memory
-from service.eventstore.storage import open_app, open_views
 from service.transparency.log import TransparencyLog
 from tests.support.stores import store_environ
 
@@ -480,8 +480,8 @@ def test_a_replica_creating_the_views_while_another_projects_never_deadlocks(tmp
     ``projector.start()``. Both must go on without an error."""
     with replicas(tmp_path) as (apps, _):
         a, b = apps
-        views, _ = open_views(a)
-        starting, _ = open_views(b)
+        views, _ = a.database.views()
+        starting, _ = b.database.views()
         views.create()
         projector = Projector(a, views, batch=50)
         players = ["x", "y"]

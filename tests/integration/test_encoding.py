@@ -11,8 +11,8 @@ from eventsourcing.persistence import Mapper
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import StoredRecord, verify_chain
+from service.bootstrap import open_app
 from service.eventstore.chaining import ChainingMapper
-from service.eventstore.storage import open_app
 
 
 def _arranged_round(app):  # type: ignore[no-untyped-def]

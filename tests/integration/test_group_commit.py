@@ -18,8 +18,8 @@ from uuid import UUID
 
 import pytest
 
-from domain.audit import passed
 from domain.errors import RuleError
+from domain.findings import passed
 from domain.ids import round_uuid, transfer_uuid, wallet_uuid
 from domain.round import Round
 from domain.rules.ruleset import STANDARD
@@ -27,9 +27,9 @@ from domain.rules.suggest import suggest
 from domain.tlog.chain import verify_chain
 from domain.wallet import InsufficientFunds
 from service.application import Thirteen
+from service.bootstrap import open_app
 from service.caller import IN_PROCESS, Caller, acting_as
 from service.errors import AlreadyExists, NotFound
-from service.eventstore.storage import open_app
 from service.evidence import Decoder, StoreReader, audit, record_of
 from tests.support.stores import store_environ
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from service.bootstrap import open_app
 from service.eventstore.application import from_memory
-from service.eventstore.storage import open_app
 from tests.support.stores import store_environ
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from projections.store import ViewStore
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from tests.support.stores import store_environ
 
 
@@ -19,7 +19,7 @@ from tests.support.stores import store_environ
 def views(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ViewStore]:
     with store_environ(request.param, tmp_path) as environ:
         app = open_app(tmp_path / "data", environ=environ)
-        store, _ = open_views(app)
+        store, _ = app.database.views()
         store.create()
         try:
             yield store

@@ -20,7 +20,7 @@ from domain.fairness.proof import prove
 from domain.ids import round_uuid
 from domain.round import Round
 from domain.rules.suggest import suggest
-from service.eventstore.storage import open_app
+from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"

@@ -16,12 +16,13 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 
 from domain.ids import round_uuid
-from domain.results import record, round_result
+from domain.recorded import record
+from domain.results import round_result
 from domain.round import Round
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import StoredRecord, verify_chain
-from service.eventstore.storage import open_app
+from service.bootstrap import open_app
 from service.evidence import Decoder
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store" / "thirteen.sqlite"

@@ -21,7 +21,7 @@ from domain.ids import table_uuid
 from domain.rules.ruleset import FUJIAN
 from domain.rules.suggest import suggest
 from service.application import Thirteen
-from service.eventstore.storage import open_app
+from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"

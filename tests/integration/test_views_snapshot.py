@@ -19,7 +19,7 @@ import pytest
 from projections.projector import Projector
 from projections.store import SCHEMA_VERSION, Tracking, ViewsMissing, ViewStore
 from service.application import Thirteen
-from service.eventstore.storage import open_app, open_views
+from service.bootstrap import open_app
 from tests.e2e.helpers import WAIT, wait_until
 from tests.support.stores import PG, store_environ
 
@@ -37,7 +37,7 @@ class Stores:
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
     with store_environ(request.param, tmp_path) as environ:
         app = open_app(tmp_path / "data", environ=environ)
-        views, _ = open_views(app)
+        views, _ = app.database.views()
         views.create()
         try:
             yield Stores(app, views)
@@ -71,7 +71,7 @@ def test_a_rebuild_cannot_change_what_a_snapshot_reads(stores):
         assert resume.wait(WAIT)
         return tracking, first, stores.views.ledger("ann", 0, 100), stores.views.balance("ann")
 
-    rebuilder, _ = open_views(stores.app)  # another connection, as another process's
+    rebuilder, _ = stores.app.database.views()  # another connection, as another process's
     sessions: list[int] = []
 
     def drop() -> None:

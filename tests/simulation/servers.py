@@ -13,7 +13,6 @@ client that gets UNAVAILABLE simply asks again.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import itertools
@@ -225,8 +224,8 @@ class InProcessServer:
 
     def _start(self) -> None:
         from service.application import Thirteen
-        from service.eventstore.storage import protect, store_env
-        from service.rpc.server import start
+        from service.bootstrap import ServerOnThread
+        from service.eventstore.storage import store_env
 
         self.generation += 1
         app = Thirteen(
@@ -235,18 +234,16 @@ class InProcessServer:
             seed_keys=self.seed_keys,
             nonces=self.nonces,
         )
-        protect(app)
+        app.database.protect()
         self.app = app
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.running = self._call(start(app, f"{LOOPBACK}:0", sweep_interval=0.02))
+        self.served = ServerOnThread(app, f"{LOOPBACK}:0", sweep_interval=0.02)
+        self.running = self.served.running
         channel = grpc.insecure_channel(f"{LOOPBACK}:{self.running.port}")
         self._channels.append(channel)
         self._stubs = Stubs.of(channel, self.generation)
 
     def _call(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
+        return self.served.call(coroutine)
 
     def _end(self, how: str) -> None:
         running = self.running
@@ -269,9 +266,7 @@ class InProcessServer:
             running.executor.shutdown(wait=True, cancel_futures=True)
             running.views.close()
             running.app.close()
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        self.loop.close()
+        self.served.end_loop()
         self.exit_codes.append((how, 0))
         self.running = None
 

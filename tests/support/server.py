@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +16,8 @@ from service._generated.thirteen.v1 import (
     transparency_pb2_grpc,
     wallet_pb2_grpc,
 )
-from service.eventstore.storage import open_app
+from service.bootstrap import Running, ServerOnThread, open_app
 from service.metrics import Metrics
-from service.rpc.server import Running, start
 from service.security.policy import Policy
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
 from service.transparency.log import LogOptions
@@ -55,25 +52,21 @@ class ServerThread:
         transparency = transparency or LogOptions(self.log_key, checkpoint_interval=0.2)
         try:
             self.app = open_app(data, clock=clock, environ=environ)
-            self.loop = asyncio.new_event_loop()
-            self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-            self.thread.start()
-            self.running: Running = self._call(
-                start(
-                    self.app,
-                    "127.0.0.1:0",
-                    sweep_interval=0.05,
-                    poll_interval=0.05,
-                    credentials=credentials,
-                    policy=policy,
-                    transparency=transparency,
-                    metrics=self.metrics,
-                )
+            self.served = ServerOnThread(
+                self.app,
+                sweep_interval=0.05,
+                poll_interval=0.05,
+                credentials=credentials,
+                policy=policy,
+                transparency=transparency,
+                metrics=self.metrics,
             )
         except BaseException:
             if self.metrics is not None:  # listening since before the start that failed
                 self.metrics.close()
             raise
+        self.running: Running = self.served.running
+        self.loop, self.thread = self.served.loop, self.served.thread
         self.address = f"127.0.0.1:{self.running.port}"
         self.channel = (
             grpc.insecure_channel(self.address)
@@ -101,7 +94,7 @@ class ServerThread:
         return other
 
     def _call(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=30)
+        return self.served.call(coroutine, timeout=30)
 
     _client = False
 
@@ -112,6 +105,4 @@ class ServerThread:
         if not self.thread.is_alive():
             return
         self.channel.close()
-        self._call(self.running.stop(grace=1))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
+        self.served.stop(grace=1)

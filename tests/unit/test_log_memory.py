@@ -1,7 +1,7 @@
 """Issue 10: what a reader of the log may take from a process's memory of its latest commits
-(``service.eventstore.application.from_memory``): only positions that continue the reader's own without a
-gap, and "that is all" only where nothing else can have been committed. The stores themselves
-are in ``tests/integration/test_log_feed.py``."""
+(``service.eventstore.application.from_memory``): only positions that continue the reader's own
+without a gap, and "that is all" only where nothing else can have been committed. The stores
+themselves are in ``tests/integration/test_log_feed.py``."""
 
 from __future__ import annotations
 

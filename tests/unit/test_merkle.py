@@ -1,6 +1,7 @@
-"""``domain.tlog.merkle`` against RFC 6962 / RFC 9162 §2.1: the Certificate Transparency test vectors,
-and every proof checked by a tiny verifier written here from the RFC's recursive definitions
-(MTH, PATH, SUBPROOF), not by the iterative algorithms the service and the offline audit use."""
+"""``domain.tlog.merkle`` against RFC 6962 / RFC 9162 §2.1: the Certificate Transparency test
+vectors, and every proof checked by a tiny verifier written here from the RFC's recursive
+definitions (MTH, PATH, SUBPROOF), not by the iterative algorithms the service and the offline audit
+use."""
 
 from __future__ import annotations
 

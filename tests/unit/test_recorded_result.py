@@ -18,7 +18,8 @@ from eventsourcing.persistence import (
 )
 
 import domain.round
-from domain.results import record, recorded_score, round_result
+from domain.recorded import record, recorded_score
+from domain.results import round_result
 from domain.round import Round
 from domain.rules.play import NO_ARRANGEMENT, declare
 from domain.rules.ruleset import FUJIAN, STANDARD

@@ -73,7 +73,8 @@ def test_card_position_statistic_has_its_chi_square_mean_for_uniform_permutation
 
 
 def _production_deals(count: int, salt: bytes = b"") -> tuple[list[list[int]], list[int]]:
-    """``count`` deals through ``domain.fairness.shuffle.deal`` from fixed seeds, and their words."""
+    """``count`` deals through ``domain.fairness.shuffle.deal`` from fixed seeds, and their
+    words."""
     decks, drawn = [], []
     for i in range(count):
         seed = hashlib.sha256(salt + i.to_bytes(8, "big")).digest()

@@ -1,6 +1,6 @@
 """R12.1 without a seed at rest (issue 11): server seeds derived from a seed key
-(``domain.fairness.seeds``), and a table that commits with the key id and nonce instead of the seed; a
-table stored by the first version (the seed in clear) deals that seed once and then moves on."""
+(``domain.fairness.seeds``), and a table that commits with the key id and nonce instead of the seed;
+a table stored by the first version (the seed in clear) deals that seed once and then moves on."""
 
 from __future__ import annotations
 

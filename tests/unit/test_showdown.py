@@ -15,7 +15,7 @@ from domain import showdown
 from domain.errors import PhaseError
 from domain.fairness.seeds import KeyRing, SeedKeyMissing, derive_seed
 from domain.fairness.shuffle import commitment
-from domain.results import record
+from domain.recorded import record
 from domain.round import Round
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest

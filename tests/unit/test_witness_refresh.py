@@ -1,4 +1,4 @@
-"""``thirteen witness`` on an idle log (``service.tools.witness.poll``, clock injected): it
+"""``thirteen witness`` on an idle log (``service.witness.polling.poll``, clock injected): it
 cosigns the same checkpoint again, with a new time, once its cosignature is ``REFRESH_AFTER``
 old, so the log (which refuses cosignatures more than a day old) always has a recent one. A
 hand-written fake stands for the log: it keeps the newest line per witness, as the server."""
@@ -11,7 +11,8 @@ import pytest
 
 from domain.tlog.checkpoint import Checkpoint, cosignatures, sign_checkpoint
 from domain.tlog.note import COSIGNATURE_V1, Signer, parse
-from service.tools.witness import REFRESH_AFTER, Log, State, poll
+from service.witness.polling import REFRESH_AFTER, Log, poll
+from service.witness.state import State
 
 T0 = 1_700_000_000
 

@@ -38,7 +38,8 @@ class ProgressBar:
 
 def open_store(command: str, data: str) -> Any:
     """The application on the configured store, or a one-line error and an exit status."""
-    from service.eventstore.storage import StoreConfigError, open_app
+    from service.bootstrap import open_app
+    from service.eventstore.storage import StoreConfigError
 
     try:
         return open_app(Path(data))

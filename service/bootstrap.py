@@ -1,0 +1,386 @@
+"""The one place that assembles thirteen's processes (after cosmicpython's ``bootstrap``).
+
+- ``open_app``: the application on the configured store, with its event table protected;
+- ``start``: a serving process on it: the gRPC server with every servicer and interceptor,
+  health and reflection (``service.rpc.server.create_server``), and beside it the log follower,
+  the deadline sweeper, the views' projector, the transparency log and the metrics;
+- ``serve_forever``: ``start``, then a graceful stop on SIGTERM or SIGINT.
+
+``thirteen serve``, the demo's own server, the tests' servers and the bench all start here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from projections.projector import Leadership, NewerViews, Projector
+from projections.store import ResumePoint, ViewStore
+from service._generated.thirteen.v1 import (
+    audit_pb2_grpc,
+    diagnostics_pb2_grpc,
+    results_pb2_grpc,
+    table_pb2_grpc,
+    transparency_pb2_grpc,
+    wallet_pb2_grpc,
+)
+from service.application import Thirteen
+from service.clock import Clock
+from service.eventstore.follower import LogFollower
+from service.eventstore.locks import FileLock
+from service.eventstore.storage import opened, serving, starting_together, while_starting
+from service.rpc.audit import AuditServicer
+from service.rpc.authorizing import Authorize
+from service.rpc.diagnostics import DiagnosticsServicer
+from service.rpc.results import ResultsServicer
+from service.rpc.runner import Runner
+from service.rpc.server import KNOWN_SERVICES, SERVICES, Registration, create_server
+from service.rpc.table import TableServicer
+from service.rpc.transparency import TransparencyServicer
+from service.rpc.undecodable import RefuseUndecodable
+from service.rpc.views import Views
+from service.rpc.wallet import WalletServicer
+from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
+from service.security.policy import Policy
+from service.seed_keys import SEED_KEY_FILE, load_or_create
+from service.sweeper import DeadlineSweeper
+from service.transparency.log import LogOptions, TransparencyLog
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from service.metrics import Metrics
+
+log = structlog.get_logger("thirteen.server")
+T = TypeVar("T")
+
+_SERVING = health_pb2.HealthCheckResponse.SERVING
+_NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+def open_app(
+    data: Path,
+    *,
+    clock: Clock | None = None,
+    environ: Mapping[str, str] | None = None,
+    seed_key: Path | None = None,
+) -> Thirteen:
+    """The application on the configured store (``service.eventstore.storage``), with its event
+    table protected. Its server seeds are derived from the keys in ``seed_key`` (default
+    ``<data>/seed.key``), read (or created) when first needed, so that tools that only read the
+    store never touch it."""
+    keys = functools.partial(load_or_create, seed_key or data / SEED_KEY_FILE)
+
+    def construct(env: dict[str, str]) -> Thirteen:
+        app = Thirteen(env, clock=clock, seed_keys=keys)
+        app.database.protect()
+        return app
+
+    return opened(data, environ, construct)
+
+
+@dataclass
+class Running:
+    """A started server and what runs beside it."""
+
+    server: grpc.aio.Server
+    port: int
+    app: Thirteen
+    health: health.aio.HealthServicer
+    follower: LogFollower
+    sweeper: DeadlineSweeper
+    projector: Projector
+    views: ViewStore
+    executor: ThreadPoolExecutor
+    hub: WatchHub
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    serving_lock: FileLock | None = None  # SQLite: this process serves the store
+    transparency: TransparencyLog | None = None
+    metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop taking calls, let the running ones finish, then stop the background work."""
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        await self.health.enter_graceful_shutdown()
+        # Open streams would hold the whole grace period: end them now, each with the
+        # position its client resumes from on another replica or after the restart.
+        self.hub.end_all(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
+        await self.server.stop(grace)
+        if self.metrics is not None:
+            self.metrics.close()
+        self.sweeper.stop()
+        self.follower.stop()
+        self.projector.stop()
+        if self.transparency is not None:
+            self.transparency.stop()
+        self.executor.shutdown(wait=True)
+        self.views.close()
+        self.app.close()
+        if self.serving_lock is not None:
+            self.serving_lock.release()
+
+
+async def start(
+    app: Thirteen,
+    address: str = "127.0.0.1:0",
+    *,
+    workers: int = 8,
+    sweep_interval: float = 0.25,
+    poll_interval: float = 0.2,
+    credentials: grpc.ServerCredentials | None = None,
+    policy: Policy | None = None,
+    transparency: LogOptions | None = None,
+    metrics: Metrics | None = None,
+) -> Running:
+    """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
+    over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
+    the callers their roles (default: everyone is admin); ``transparency`` says how to keep
+    the transparency log (``service.transparency``; default: a key for this process only);
+    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it."""
+    lock = serving(app.database)  # first: a second server on a SQLite store stops here
+    try:
+        running = await _assemble(
+            app,
+            address,
+            workers,
+            (sweep_interval, poll_interval),
+            credentials,
+            policy or Policy.everyone_admin(),
+            transparency or LogOptions(),
+            metrics,
+        )
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    running.serving_lock = lock
+    return running
+
+
+def _health_setter(
+    health_servicer: health.aio.HealthServicer, loop: asyncio.AbstractEventLoop, service: str
+) -> Callable[[bool], None]:
+    """What a background thread calls to report ``service`` (un)healthy on the loop's server."""
+
+    def report(ok: bool) -> None:
+        status = _SERVING if ok else _NOT_SERVING
+        asyncio.run_coroutine_threadsafe(health_servicer.set(service, status), loop)
+
+    return report
+
+
+async def _assemble(
+    app: Thirteen,
+    address: str,
+    workers: int,
+    intervals: tuple[float, float],
+    credentials: grpc.ServerCredentials | None,
+    policy: Policy,
+    transparency: LogOptions,
+    metrics: Metrics | None,
+) -> Running:
+    sweep_interval, poll_interval = intervals
+    loop = asyncio.get_running_loop()
+    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
+    hub = WatchHub(loop, app)
+    health_servicer = health.aio.HealthServicer()
+    views, leadership = app.database.views()
+    # The projector batches what arrives within its interval into one write transaction instead
+    # of competing with every command for SQLite's write lock; a reader waiting for a result
+    # (read-your-writes) pokes it at once.
+    projector = Projector(
+        app,
+        views,
+        leadership=leadership,
+        interval=min(poll_interval, 0.05),
+        on_health=_health_setter(health_servicer, loop, SERVICES["ResultsService"]),
+    )
+    transparency_log = transparency.build(app)
+    if transparency_log is not None:  # "" stays SERVING whatever the log says
+        log_service = SERVICES["TransparencyService"]
+        transparency_log.on_health = _health_setter(health_servicer, loop, log_service)
+    run = Runner(executor)
+    reads = Views(views, projector)  # every RPC's read of the views, as of the call
+    servicers: list[Registration] = [
+        functools.partial(
+            wallet_pb2_grpc.add_WalletServiceServicer_to_server, WalletServicer(app, run)
+        ),
+        functools.partial(
+            table_pb2_grpc.add_TableServiceServicer_to_server, TableServicer(app, run, hub)
+        ),
+        functools.partial(
+            diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server, DiagnosticsServicer(run)
+        ),
+        functools.partial(
+            results_pb2_grpc.add_ResultsServiceServicer_to_server, ResultsServicer(app, reads, run)
+        ),
+        functools.partial(
+            audit_pb2_grpc.add_AuditServiceServicer_to_server,
+            AuditServicer(app, reads, run, transparency_log),
+        ),
+        functools.partial(
+            transparency_pb2_grpc.add_TransparencyServiceServicer_to_server,
+            TransparencyServicer(app, transparency_log, run),
+        ),
+        functools.partial(health_pb2_grpc.add_HealthServicer_to_server, health_servicer),
+    ]
+    interceptors: list[grpc.aio.ServerInterceptor] = [Authorize(policy), RefuseUndecodable()]
+    if metrics is not None:  # first: it counts the calls the others refuse, with their codes
+        interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
+    server, port = create_server(servicers, interceptors, address, credentials)
+    resume = await loop.run_in_executor(
+        executor,
+        while_starting,
+        "prepare the views",
+        functools.partial(_prepare, app, views, projector, leadership, transparency_log),
+    )
+    # The sweeper and the table streams read only table and round events, from where the views
+    # are (with the rounds open there), so start-up does not read the whole log; views of an
+    # earlier version know no open rounds, and then the log is read from its start.
+    follower = LogFollower(
+        app,
+        start=resume.position if resume else 0,
+        interval=poll_interval,
+        topics=TABLE_AND_ROUND_TOPICS,
+    )
+    sweeper = DeadlineSweeper(app, interval=sweep_interval)
+    if resume is not None:
+        sweeper.resume(resume.open_rounds)
+    follower.listeners += [sweeper.on_event, hub.on_event]
+    if metrics is not None:
+        metrics.attach(
+            app, views=views, projector=projector, hub=hub, transparency=transparency_log
+        )
+    for name in ["", *SERVICES.values()]:  # before the projector can say otherwise
+        await health_servicer.set(name, _SERVING)
+    follower.start()
+    sweeper.start()
+    projector.start()
+    if transparency_log is not None:
+        transparency_log.start()
+    await server.start()
+    return Running(
+        server,
+        port,
+        app,
+        health_servicer,
+        follower,
+        sweeper,
+        projector,
+        views,
+        executor,
+        hub,
+        transparency=transparency_log,
+        metrics=metrics,
+    )
+
+
+def _prepare(
+    app: Thirteen,
+    views: ViewStore,
+    projector: Projector,
+    leadership: Leadership,
+    transparency_log: TransparencyLog | None,
+) -> ResumePoint | None:
+    """The views' and the log's tables created (one replica at a time), views of an earlier
+    version rebuilt once by the leader; where the views are, for the follower to start from."""
+    with starting_together(app.env):
+        views.create()
+        if transparency_log is not None:
+            transparency_log.create()
+    if leadership.acquire():
+        try:
+            projector.upgrade()  # views of an earlier version are rebuilt once, first
+        except NewerViews:  # a newer server keeps them: serve, and leave them to it
+            leadership.release()
+    return views.resume_point()
+
+
+class ServerOnThread:
+    """``start`` on an event loop of a thread of its own, for a process whose main thread does
+    something else (the demo's bots, a test's client): ``running`` once started, ``stop()``
+    shuts it down gracefully."""
+
+    def __init__(self, app: Thirteen, address: str = "127.0.0.1:0", **options: Any) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="server", daemon=True)
+        self.thread.start()
+        try:
+            self.running: Running = self.call(start(app, address, **options))
+        except BaseException:
+            self.end_loop()
+            raise
+
+    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
+        """Run ``coroutine`` on the server's loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=timeout)
+
+    def stop(self, grace: float = 1.0) -> None:
+        """Stop the server (calls in flight get ``grace`` seconds), then its loop."""
+        if self.thread.is_alive():
+            self.call(self.running.stop(grace=grace))
+            self.end_loop()
+
+    def end_loop(self) -> None:
+        """Stop the loop and its thread (the server, if any, must be stopped first)."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+async def serve_forever(
+    app: Thirteen,
+    address: str,
+    *,
+    on_started: Callable[[Running], None] | None = None,
+    credentials: grpc.ServerCredentials | None = None,
+    mutual_tls: bool = False,
+    policy: Policy | None = None,
+    transparency: LogOptions | None = None,
+    metrics: Metrics | None = None,
+) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
+    ``transparency`` and ``metrics`` as for ``start`` (``mutual_tls`` only says, in the log,
+    that clients must show a certificate)."""
+    policy = policy or Policy.everyone_admin()
+    running = await start(
+        app,
+        address,
+        credentials=credentials,
+        policy=policy,
+        transparency=transparency,
+        metrics=metrics,
+    )
+    host = address.rsplit(":", 1)[0]
+    transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
+    metrics_at = None if metrics is None else f"http://{metrics.address}/metrics"
+    log.info("serving", address=f"{host}:{running.port}", transport=transport, metrics=metrics_at)
+    if policy.open:
+        log.warning(
+            "every_caller_is_admin",
+            reason="no --policy: every caller may call everything",
+        )
+    if on_started is not None:
+        on_started(running)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting_down")
+    await running.stop()
+    log.info("stopped")

@@ -1,0 +1,103 @@
+"""What the command groups share on the command line: the parser that answers bad input in one
+line, the options several commands take (``--data``, ``--log-level``, the TLS client files),
+and the types that check an argument's value before any command runs."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import NoReturn, TypeAlias
+
+from service.tools.terminal import EXIT_BAD_INPUT
+
+Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
+"""What a command group registers its commands on (``register(commands)``)."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line instead of argparse's usage block (exit status 2 as argparse's own)."""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see --help)\n")
+
+
+def refuse(command: str, message: str) -> int:
+    """One line on stderr naming the command; the exit status of bad input."""
+    print(f"thirteen {command}: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def add_data(parser: argparse.ArgumentParser) -> None:
+    """``--data``: where the SQLite store is (PostgreSQL is chosen by ``THIRTEEN_STORE``)."""
+    parser.add_argument(
+        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+    )
+
+
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+    )
+
+
+def host_port(text: str) -> str:
+    """``HOST:PORT`` (the port 0 to 65535; 0 picks one where the command listens)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"address must be HOST:PORT, got {text!r}")
+    return text
+
+
+def whole_number(low: int, high: int, what: str = "") -> type[int]:
+    """A type accepting a whole number from ``low`` to ``high``, named ``what`` in its error."""
+
+    def parse(text: str) -> int:
+        if not text.isdigit() or not low <= int(text) <= high:
+            named = f"{what} must be" if what else "must be"
+            raise argparse.ArgumentTypeError(
+                f"{named} a whole number from {low} to {high}, got {text!r}"
+            )
+        return int(text)
+
+    parse.__name__ = what or "whole number"
+    return parse  # type: ignore[return-value]
+
+
+def seconds(low: float, high: float, what: str) -> type[float]:
+    """A type accepting a number of seconds from ``low`` to ``high`` (not nan, not inf)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not low <= value <= high:  # nan and inf fail too
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a number of seconds from {low:g} to {high:g}, got {text[:40]!r}"
+            )
+        return value
+
+    parse.__name__ = what
+    return parse  # type: ignore[return-value]
+
+
+DNS_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+
+
+def server_name(text: str) -> str:
+    """A DNS name (what a certificate names)."""
+    if len(text) > 253 or not re.fullmatch(rf"{DNS_LABEL}(\.{DNS_LABEL})*", text):
+        raise argparse.ArgumentTypeError(f"must be a DNS name, got {text!r}")
+    return text
+
+
+def add_client_tls(
+    parser: argparse.ArgumentParser, cert_help: str, key_flag: str = "--key"
+) -> None:
+    """``--ca``, ``--cert`` and its key: how a client command reaches a server over TLS."""
+    parser.add_argument(
+        "--ca", type=Path, metavar="FILE", help="connect over TLS, trusting this CA (PEM)"
+    )
+    parser.add_argument("--cert", type=Path, metavar="FILE", help=cert_help)
+    parser.add_argument(key_flag, type=Path, metavar="FILE", help="its private key (PEM)")

@@ -1,0 +1,345 @@
+"""``thirteen serve``: check the flags, open the store and its keys, and serve the gRPC API until
+SIGTERM or SIGINT (``service.bootstrap``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from service.entrypoints.options import Commands, add_data, add_log_level, host_port, seconds
+from service.tools.terminal import EXIT_BAD_INPUT
+
+if TYPE_CHECKING:
+    from service.application import Thirteen
+    from service.metrics import Metrics
+    from service.security.policy import Policy
+    from service.security.tls import ServerTls
+    from service.transparency.log import LogOptions
+
+
+CHECKPOINT_INTERVALS = (0.1, 60.0)
+"""``--checkpoint-interval``, in seconds: from a tenth of a second (each checkpoint is a
+signature and a row) to a minute (an export waits for a checkpoint covering its round)."""
+
+
+def register(commands: Commands) -> None:
+    """``serve``."""
+    serve_parser = commands.add_parser("serve", help="serve the gRPC API")
+    serve_parser.add_argument(
+        "--address",
+        type=host_port,
+        default="127.0.0.1:50051",
+        help="HOST:PORT to listen on (default 127.0.0.1:50051; port 0 picks one)",
+    )
+    add_data(serve_parser)
+    add_log_level(serve_parser)
+    serve_parser.add_argument(
+        "--metrics",
+        type=host_port,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over plain HTTP there, at /metrics (default: none; "
+        "port 0 picks one)",
+    )
+    serve_parser.add_argument(
+        "--seed-key",
+        type=Path,
+        metavar="FILE",
+        help="the keys server seeds are derived from, one per line, the current first "
+        "(default <data>/seed.key, created on the first start with SQLite; a file given here, "
+        "or any on PostgreSQL, must exist: `thirteen seed-key init FILE`; every replica needs "
+        "the same file)",
+    )
+    _register_tls(serve_parser)
+    _register_transparency(serve_parser)
+    serve_parser.set_defaults(run=serve)
+
+
+def _register_tls(serve_parser: argparse.ArgumentParser) -> None:
+    tls = serve_parser.add_argument_group(
+        "transport security", "an address other than loopback needs TLS, or --insecure"
+    )
+    tls.add_argument("--tls-cert", type=Path, metavar="FILE", help="server certificate (PEM)")
+    tls.add_argument("--tls-key", type=Path, metavar="FILE", help="its private key (PEM)")
+    tls.add_argument(
+        "--client-ca",
+        type=Path,
+        metavar="FILE",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
+    tls.add_argument(
+        "--policy",
+        type=Path,
+        metavar="FILE",
+        help="TOML mapping client identities to roles (default: every caller is admin)",
+    )
+    tls.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve plaintext on an address other than loopback (anyone reaching it is admin)",
+    )
+
+
+def _register_transparency(serve_parser: argparse.ArgumentParser) -> None:
+    transparency = serve_parser.add_argument_group(
+        "transparency log", "signed checkpoints (issue 12)"
+    )
+    transparency.add_argument(
+        "--log-key",
+        type=Path,
+        metavar="FILE",
+        help="the key that signs the log's checkpoints (default <data>/log.key, created when "
+        "missing; every replica needs the same file)",
+    )
+    transparency.add_argument(
+        "--witness-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a witness's public key (a vkey or a file holding one) whose cosignatures "
+        "AddCosignature keeps; repeatable",
+    )
+    transparency.add_argument(
+        "--checkpoint-interval",
+        type=seconds(*CHECKPOINT_INTERVALS, "checkpoint interval"),
+        default=2.0,
+        metavar="SECONDS",
+        help="sign a checkpoint at most this often while the log grows (default 2; from 0.1 to 60)",
+    )
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve the gRPC API until SIGTERM or SIGINT (and metrics, with ``--metrics``)."""
+    from service import logging as service_logging
+
+    service_logging.configure(args.log_level)
+    security = _transport_security(args)
+    if isinstance(security, str):
+        print(f"thirteen serve: {security}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    refused = _cannot_listen(args.address)  # before the store opens or a key file is made
+    if refused is not None:
+        print(f"thirteen serve: cannot listen on {args.address}: {refused}", file=sys.stderr)
+        return 1
+    metrics = _metrics(args.metrics)  # before the store opens: a taken port changes nothing
+    if isinstance(metrics, int):
+        return metrics
+    try:
+        return _serve(args, *security, metrics)
+    finally:
+        if metrics is not None:
+            metrics.close()
+
+
+def _cannot_listen(address: str) -> str | None:
+    """Why the gRPC ``address`` cannot be listened on now (None: it can, or grpc is left to
+    judge it: port 0, a name that does not resolve, not ``HOST:PORT``). Checked before the store
+    opens, so that a taken port creates no data directory and no key files; grpc's own bind,
+    later, stays the authority (the port may be taken in between)."""
+    import socket
+
+    from service.metrics.endpoint import EndpointError, split_address
+
+    try:
+        host, port = split_address(address)
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (EndpointError, OSError):
+        return None
+    if port == 0 or not found:
+        return None
+    family, kind, proto, _, where = found[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpc binds
+        try:
+            probe.bind(where)
+        except OSError:
+            return "the address is taken or not ours"
+    return None
+
+
+def _metrics(address: str | None) -> Metrics | int | None:
+    """The metrics, listening on ``address`` (None without one); or, after one line saying why
+    they cannot, the exit status: 2 for an address that is not HOST:PORT, 1 for one that is
+    taken or not this machine's (as for the gRPC port, and ``thirteen console``)."""
+    if address is None:
+        return None
+    from service.metrics import EndpointError, Metrics
+
+    metrics = Metrics()
+    try:
+        metrics.listen(address)
+    except EndpointError as error:
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT if error.malformed else 1
+    return metrics
+
+
+class _Refused(Exception):
+    """``serve`` cannot go on: the message is its one line, ``status`` its exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _serve(
+    args: argparse.Namespace, tls: ServerTls | None, policy: Policy | None, metrics: Metrics | None
+) -> int:
+    """``serve`` once its flags are checked: open the store and serve until a signal."""
+    import asyncio
+
+    from service.bootstrap import serve_forever
+
+    try:
+        app, transparency = _opened(args)
+    except _Refused as refused:
+        print(f"thirteen serve: {refused}", file=sys.stderr)
+        return refused.status
+    try:
+        asyncio.run(
+            serve_forever(
+                app,
+                args.address,
+                on_started=lambda running: _banner(args, app, tls, metrics, running.port),
+                credentials=tls.credentials if tls is not None else None,
+                mutual_tls=tls is not None and tls.mutual,
+                policy=policy,
+                transparency=transparency,
+                metrics=metrics,
+            )
+        )
+    except OSError as error:
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
+    """The application on the store with its seed keys read (or, on a first start of the
+    embedded default, created) and its transparency log's key checked; or ``_Refused``."""
+    from service.bootstrap import open_app
+    from service.eventstore.storage import StoreConfigError
+    from service.seed_keys import SEED_KEY_FILE, SeedKeyError
+    from service.tools.log_keys import log_options
+
+    seed_key = args.seed_key or Path(args.data) / SEED_KEY_FILE
+    creating = not seed_key.exists()
+    if creating and (args.seed_key is not None or os.environ.get("THIRTEEN_STORE") == "postgres"):
+        # Only the embedded default makes its own key: a mistyped path, a missing mount or a
+        # replica's own new key would commit tables the other replicas cannot deal.
+        raise _Refused(
+            f"seed key file {seed_key} does not exist: create it once with "
+            f"`thirteen seed-key init {seed_key}` and give every server of the store that file"
+        )
+    try:
+        app = open_app(Path(args.data), seed_key=seed_key)
+    except StoreConfigError as error:
+        raise _Refused(str(error)) from None
+    except Exception as error:  # the database is unreachable or unusable
+        raise _Refused(f"cannot open the event store: {error}", 1) from None
+    try:
+        if creating and app.max_position() > 0:
+            # Not a first start: the store's tables committed under a key that is gone, and a
+            # new one could deal none of them.
+            raise _Refused(
+                f"seed key file {seed_key} does not exist, but the store already holds events: "
+                "restore the key file its tables committed under (a new key could deal none of "
+                "them)"
+            )
+        try:
+            seed_keys = app.seed_keys  # read (or create) the key file now, not at the first deal
+        except SeedKeyError as error:
+            raise _Refused(str(error)) from None
+        if creating:
+            print(
+                f"thirteen serve: created the seed key file {seed_key} (key id "
+                f"{seed_keys.current}); keep it secret, back it up, and give every replica the "
+                "same file",
+                file=sys.stderr,
+                flush=True,
+            )
+        transparency = log_options(args, app)  # the log key, read (or created) and checked now
+        if isinstance(transparency, str):
+            raise _Refused(transparency)
+    except BaseException:
+        app.close()
+        raise
+    return app, transparency
+
+
+def _banner(
+    args: argparse.Namespace,
+    app: Thirteen,
+    tls: ServerTls | None,
+    metrics: Metrics | None,
+    port: int,
+) -> None:
+    """What a person starting ``serve`` reads once it serves: where, how, and what to try."""
+    host = args.address.rsplit(":", 1)[0]
+    transport = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
+    client = "" if tls is None else " --ca CA.pem"
+    client += " --cert CLIENT.pem --key CLIENT.key" if tls is not None and tls.mutual else ""
+    print(
+        f"thirteen: serving gRPC on {host}:{port} over {transport}"
+        f" (store: {app.database.kind})."
+        f" Try: {sys.argv[0]} demo --address {host}:{port}{client}",
+        file=sys.stderr,
+        flush=True,
+    )
+    if metrics is not None:
+        print(
+            f"thirteen: serving metrics on http://{metrics.address}/metrics",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _transport_security(args: argparse.Namespace) -> tuple[ServerTls | None, Policy | None] | str:
+    """``serve``'s TLS credentials and policy, or why the flags cannot be served (and the
+    warning ``--insecure`` asks for, logged)."""
+    import structlog
+
+    from service.security.policy import Policy, PolicyError
+    from service.security.tls import TlsConfigError, is_loopback, server_credentials
+
+    if (args.tls_cert is None) != (args.tls_key is None):
+        return "--tls-cert and --tls-key go together: give both (the certificate and its key)"
+    if args.client_ca is not None and args.tls_cert is None:
+        return "--client-ca needs --tls-cert and --tls-key (mutual TLS runs over TLS)"
+    if args.policy is not None and args.client_ca is None:
+        return (
+            "--policy needs --client-ca: identities come from client certificates, which "
+            "only mutual TLS asks for"
+        )
+    if args.insecure and args.tls_cert is not None:
+        return "--insecure serves plaintext; leave it out when giving --tls-cert and --tls-key"
+    if args.tls_cert is None and not args.insecure and not is_loopback(args.address):
+        return (
+            f"refusing to serve {args.address} without TLS: anyone who reaches it could call "
+            "everything and read the traffic; give --tls-cert and --tls-key (and --client-ca), "
+            "or --insecure to serve plaintext anyway"
+        )
+    if args.tls_cert is not None and args.policy is None and not is_loopback(args.address):
+        return (
+            f"refusing to serve {args.address} without --policy: every caller would be admin; "
+            "give --client-ca and --policy (identities and their roles), or serve on loopback"
+        )
+    try:
+        tls = (
+            None
+            if args.tls_cert is None
+            else server_credentials(args.tls_cert, args.tls_key, args.client_ca)
+        )
+        policy = None if args.policy is None else Policy.load(args.policy)
+    except (TlsConfigError, PolicyError) as error:
+        return str(error)
+    if args.insecure:
+        structlog.get_logger("thirteen.serve").warning(
+            "insecure_plaintext",
+            address=args.address,
+            reason="--insecure: no TLS, so every caller is unauthenticated and admin, and the "
+            "traffic can be read and changed on the way",
+        )
+    return tls, policy
