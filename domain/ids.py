@@ -3,6 +3,7 @@ index and a retried command finds what its first attempt created."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from uuid import UUID, uuid5
 
@@ -37,24 +38,21 @@ def check_id(value: str, field: str) -> str:
     return value
 
 
-@lru_cache(maxsize=CACHED)
-def table_uuid(table_id: str) -> UUID:
-    return uuid5(NAMESPACE, f"table:{table_id}")
+def _named(kind: str) -> Callable[[str], UUID]:
+    """The id of the aggregate of ``kind`` named ``name``: ``uuid5(NAMESPACE, "kind:name")``."""
+
+    @lru_cache(maxsize=CACHED)
+    def aggregate_uuid(name: str) -> UUID:
+        return uuid5(NAMESPACE, f"{kind}:{name}")
+
+    aggregate_uuid.__name__ = aggregate_uuid.__qualname__ = f"{kind}_uuid"
+    return aggregate_uuid
 
 
-@lru_cache(maxsize=CACHED)
-def wallet_uuid(player_id: str) -> UUID:
-    return uuid5(NAMESPACE, f"wallet:{player_id}")
-
-
-@lru_cache(maxsize=CACHED)
-def transfer_uuid(transfer_id: str) -> UUID:
-    return uuid5(NAMESPACE, f"transfer:{transfer_id}")
-
-
-@lru_cache(maxsize=CACHED)
-def round_uuid(round_id: str) -> UUID:
-    return uuid5(NAMESPACE, f"round:{round_id}")
+table_uuid = _named("table")
+wallet_uuid = _named("wallet")
+transfer_uuid = _named("transfer")
+round_uuid = _named("round")
 
 
 def deal_round_id(table_id: str, request_id: str) -> str:

@@ -12,13 +12,12 @@ random key, readable by its owner only. Every replica of one store needs the sam
 from __future__ import annotations
 
 import secrets
-import stat
 from pathlib import Path
 
 import structlog
 
 from domain.fairness.seeds import KEY_BYTES, KeyRing
-from service.small_files import TooLarge, create_private, read_small
+from service.small_files import create_private, read_text, warn_if_open
 
 log = structlog.get_logger("thirteen.seed_keys")
 
@@ -65,23 +64,13 @@ def parse(text: str, where: str) -> KeyRing:
 
 def read(path: Path) -> KeyRing:
     """The keys in ``path``; warns when others than its owner may read it."""
-    try:
-        text = read_small(path, MAX_FILE_BYTES).decode("ascii")
-        mode = path.stat().st_mode
-    except TooLarge as error:
-        raise SeedKeyError(f"seed key file {path} {error}") from None
-    except OSError as error:
-        raise SeedKeyError(f"cannot read seed key file {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise SeedKeyError(f"seed key file {path} is not text: each key is hex digits") from None
+    what = "seed key file"
+    hex_only = "is not text: each key is hex digits"
+    text = read_text(
+        path, what, SeedKeyError, encoding="ascii", not_text=hex_only, limit=MAX_FILE_BYTES
+    )
     ring = parse(text, str(path))
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        log.warning(
-            "seed_key_file_open_to_others",
-            path=str(path),
-            mode=oct(stat.S_IMODE(mode)),
-            hint=f"chmod 600 {path}",
-        )
+    warn_if_open(path, "seed_key_file_open_to_others")
     log.info("seed_keys_loaded", path=str(path), current=ring.current, keys=len(ring.ids))
     return ring
 

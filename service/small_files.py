@@ -1,6 +1,7 @@
 """The small files a server is given at start (keys, certificates, a policy): read with a
 bound, so a wrong path to a device (``/dev/zero``) or a huge file is refused at once instead of
-being read until memory runs out; and a new private key file created whole, owner-only."""
+being read until memory runs out; a warning when a secret one is open to others; and a new
+private key file created whole, owner-only."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
+
+import structlog
+
+log = structlog.get_logger("thirteen.files")
 
 MAX_BYTES = 1 << 20  # far above any key, certificate chain or policy
 
@@ -34,6 +40,34 @@ def read_small(path: Path, limit: int = MAX_BYTES) -> bytes:
     if len(data) > limit:
         raise TooLarge(f"is larger than {limit:,} bytes, more than such a file holds")
     return data
+
+
+def read_text(
+    path: Path,
+    what: str,
+    refuse: Callable[[str], Exception],
+    *,
+    encoding: str = "utf-8",
+    not_text: str = "is not text",
+    limit: int = MAX_BYTES,
+) -> str:
+    """The text of the small file ``path`` (``read_small``); what cannot be read is raised as
+    ``refuse(one line)``, naming the file as ``what`` (``"the policy"``, ``"seed key file"``)."""
+    try:
+        return read_small(path, limit).decode(encoding)
+    except TooLarge as error:  # a device or a huge file: never read to its end
+        raise refuse(f"{what} {path} {error}") from None
+    except OSError as error:
+        raise refuse(f"cannot read {what} {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise refuse(f"{what} {path} {not_text}") from None
+
+
+def warn_if_open(path: Path, event: str) -> None:
+    """Log ``event`` when others than its owner may read, write or run the secret ``path``."""
+    mode = path.stat().st_mode
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        log.warning(event, path=str(path), mode=oct(stat.S_IMODE(mode)), hint=f"chmod 600 {path}")
 
 
 def create_private(path: Path, text: str) -> None:

@@ -19,6 +19,7 @@ from service.entrypoints.options import (
     Commands,
     add_client_tls,
     add_log_level,
+    client_credentials,
     host_port,
     server_name,
     whole_number,
@@ -91,20 +92,16 @@ def run(args: argparse.Namespace) -> int:
     """Check the arguments, then serve; one line and exit status 2 when they cannot work, 1
     when the address to listen on cannot be had."""
     from service import logging as service_logging
-    from service.security.tls import TlsConfigError, channel_credentials, is_loopback
+    from service.security.tls import TlsConfigError, is_loopback
 
     def refuse(message: str) -> int:
         print(f"thirteen console: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
-    credentials: grpc.ChannelCredentials | None = None
-    if args.ca is not None:
-        try:
-            credentials = channel_credentials(args.ca, args.cert, args.key)
-        except TlsConfigError as error:
-            return refuse(str(error))
-    elif args.cert is not None or args.key is not None:
-        return refuse("--cert and --key need --ca (the CA that signed the service's certificate)")
+    try:
+        credentials = client_credentials(args, "the service's certificate")
+    except TlsConfigError as error:
+        return refuse(str(error))
     if args.tls_server_name is not None and credentials is None:
         return refuse("--tls-server-name needs --ca: it names the service's certificate")
     remote = not is_loopback(args.listen)

@@ -14,7 +14,14 @@ from typing import TextIO
 
 import grpc
 
-from service.entrypoints.options import Commands, add_client_tls, host_port, refuse, whole_number
+from service.entrypoints.options import (
+    Commands,
+    add_client_tls,
+    client_credentials,
+    host_port,
+    refuse,
+    whole_number,
+)
 from service.tools.demo import EXIT_FAILED, play
 from service.tools.demo_client import DemoFailed
 
@@ -45,18 +52,14 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Four bots play a few rounds through the gRPC API, narrated."""
-    from service.security.tls import TlsConfigError, channel_credentials
+    from service.security.tls import TlsConfigError
 
-    credentials = None
-    if args.ca is not None:
-        if args.address is None:
-            return refuse("demo", "--ca needs --address (the demo's own server is plaintext)")
-        try:
-            credentials = channel_credentials(args.ca, args.cert, args.key)
-        except TlsConfigError as error:
-            return refuse("demo", str(error))
-    elif args.cert is not None or args.key is not None:
-        return refuse("demo", "--cert and --key need --ca (the CA that signed the server's)")
+    if args.ca is not None and args.address is None:
+        return refuse("demo", "--ca needs --address (the demo's own server is plaintext)")
+    try:
+        credentials = client_credentials(args, "the server's")
+    except TlsConfigError as error:
+        return refuse("demo", str(error))
     return main(args.address, args.rounds, args.seed, credentials=credentials)
 
 

@@ -8,9 +8,12 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import NoReturn, TypeAlias
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from service.tools.terminal import EXIT_BAD_INPUT
+
+if TYPE_CHECKING:
+    import grpc
 
 Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
 """What a command group registers its commands on (``register(commands)``)."""
@@ -101,3 +104,18 @@ def add_client_tls(
     )
     parser.add_argument("--cert", type=Path, metavar="FILE", help=cert_help)
     parser.add_argument(key_flag, type=Path, metavar="FILE", help="its private key (PEM)")
+
+
+def client_credentials(
+    args: argparse.Namespace, signed: str, key_flag: str = "--key"
+) -> grpc.ChannelCredentials | None:
+    """The TLS credentials ``add_client_tls``'s flags ask for (None: plaintext), or
+    ``TlsConfigError`` with the line to print; ``signed`` names the certificate the CA signed."""
+    from service.security.tls import TlsConfigError, channel_credentials
+
+    key = getattr(args, key_flag.lstrip("-").replace("-", "_"))
+    if args.ca is None:
+        if args.cert is not None or key is not None:
+            raise TlsConfigError(f"--cert and {key_flag} need --ca (the CA that signed {signed})")
+        return None
+    return channel_credentials(args.ca, args.cert, key)

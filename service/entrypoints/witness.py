@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 
 from domain.tlog.note import COSIGNATURE_V1, ED25519, Signer, Verifier
-from service.entrypoints.options import Commands, add_client_tls, host_port
+from service.entrypoints.options import Commands, add_client_tls, client_credentials, host_port
 from service.tools.terminal import EXIT_BAD_INPUT
 from service.witness.polling import RETRIED, Alarm, Log, Unproven, poll
 from service.witness.state import BadInput, State, describe
@@ -60,7 +60,7 @@ def register(commands: Commands) -> None:
 
 
 def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.Channel]:
-    from service.security.tls import TlsConfigError, channel_credentials
+    from service.security.tls import TlsConfigError
     from service.transparency.keys import KeyFileError, read_signer, read_verifier
 
     if not 0 < args.interval <= 86400:
@@ -72,15 +72,13 @@ def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.
         witness = read_signer(args.key, COSIGNATURE_V1)
     except KeyFileError as error:
         raise BadInput(str(error)) from None
-    state = State(args.state, log_key)
-    if args.ca is None:
-        if args.cert is not None or args.cert_key is not None:
-            raise BadInput("--cert and --cert-key need --ca (the CA that signed the server's)")
-        return log_key, witness, state, grpc.insecure_channel(args.log)
     try:
-        credentials = channel_credentials(args.ca, args.cert, args.cert_key)
+        credentials = client_credentials(args, "the server's", key_flag="--cert-key")
     except TlsConfigError as error:
         raise BadInput(str(error)) from None
+    state = State(args.state, log_key)
+    if credentials is None:
+        return log_key, witness, state, grpc.insecure_channel(args.log)
     return log_key, witness, state, grpc.secure_channel(args.log, credentials)
 
 

@@ -11,20 +11,15 @@ the duration histogram. Client-streaming calls (reflection's) pass uncounted.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 import grpc
 from google.protobuf import descriptor_pool
 from grpc.aio import AbortError
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from service.rpc.guards import Ended, Guards, guarded
-
-Req = TypeVar("Req")
-Resp = TypeVar("Resp")
-Handler = grpc.RpcMethodHandler
-Context = grpc.aio.ServicerContext
+from service.rpc.guards import Context, Ended, GuardingInterceptor, Handler, guarded
 
 UNKNOWN = "unknown"
 DEADLINE_SLACK = 0.25
@@ -66,10 +61,11 @@ def code_of(context: Context[Any, Any], error: BaseException | None) -> grpc.Sta
     return grpc.StatusCode.UNKNOWN
 
 
-class CallMeter(grpc.aio.ServerInterceptor):
+class CallMeter(GuardingInterceptor):
     """Counts and times the calls of the methods of ``services`` (full service names)."""
 
     def __init__(self, registry: CollectorRegistry, services: Iterable[str]) -> None:
+        super().__init__()
         self.requests = Counter(
             "thirteen_rpc_requests",
             "RPCs answered, by service, method and status code (streams when they end).",
@@ -84,28 +80,17 @@ class CallMeter(grpc.aio.ServerInterceptor):
             registry=registry,
         )
         self.known = methods(services)
-        self._guards = Guards()
 
     def labels(self, path: str) -> tuple[str, str]:
         """The service and method labels of a call's path; ``unknown`` for any other path."""
         return self.known.get(path, (UNKNOWN, UNKNOWN))
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Req, Resp] | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler[Req, Resp] | None:
-        found = await continuation(handler_call_details)
-        path = handler_call_details.method
-        if found is None:  # no such method: grpc answers UNIMPLEMENTED, and nothing is cached
-            self.requests.labels(UNKNOWN, UNKNOWN, grpc.StatusCode.UNIMPLEMENTED.name).inc()
-            return None
+    def missing(self, path: str) -> None:
+        self.requests.labels(UNKNOWN, UNKNOWN, grpc.StatusCode.UNIMPLEMENTED.name).inc()
 
-        def build() -> Handler[Any, Any]:  # once per method
-            streaming = found.unary_stream is not None
-            return guarded(found, None, ended=self._ended(path, streaming=streaming)) or found
-
-        return self._guards.get(path, found, build)
+    def wrap(self, path: str, found: Handler[Any, Any]) -> Handler[Any, Any]:
+        streaming = found.unary_stream is not None
+        return guarded(found, None, ended=self._ended(path, streaming=streaming)) or found
 
     def _ended(self, path: str, *, streaming: bool) -> Ended:
         """What a call of ``path`` tells when it ends: its labelled series, looked up once."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import grpc
-
 from domain import visibility
 from domain.errors import PhaseError
 from domain.findings import passed
@@ -15,13 +13,11 @@ from service._generated.thirteen.v1 import audit_pb2, audit_pb2_grpc
 from service.application import Thirteen
 from service.evidence import Decoder, Evidence, StoreReader, audit
 from service.rpc.rounds import known_round
-from service.rpc.runner import Runner, rpc
+from service.rpc.runner import Context, Runner, rpc
 from service.rpc.views import Views
 from service.transparency.audits import StoreLogAudit
 from service.transparency.exports import logged
 from service.transparency.log import TransparencyLog
-
-Context = grpc.aio.ServicerContext
 
 
 def result_reader(views: ViewStore) -> Callable[[str], dict[str, Any] | None]:
@@ -85,9 +81,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
 
     @rpc
     async def ExportRound(
-        self,
-        request: audit_pb2.ExportRoundRequest,
-        context: Context[audit_pb2.ExportRoundRequest, audit_pb2.ExportRoundResponse],
+        self, request: audit_pb2.ExportRoundRequest, context: Context
     ) -> audit_pb2.ExportRoundResponse:
         evidence = await self.run(self._export, request.round_id)
         if self.transparency is not None:
@@ -98,9 +92,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
 
     @rpc
     async def AuditRound(
-        self,
-        request: audit_pb2.AuditRoundRequest,
-        context: Context[audit_pb2.AuditRoundRequest, audit_pb2.AuditRoundResponse],
+        self, request: audit_pb2.AuditRoundRequest, context: Context
     ) -> audit_pb2.AuditRoundResponse:
         evidence = await self.run(self._evidence, request.round_id)
         evidence.receipt = request.receipt

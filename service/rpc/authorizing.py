@@ -8,25 +8,19 @@ The caller is then the call's caller (``service.caller``): commands record it wi
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import grpc
 import structlog
 
 from service import caller
 from service.errors import PermissionDenied, Unauthenticated
-from service.rpc.guards import Guards, guarded
+from service.rpc.guards import Context, GuardingInterceptor, Handler, guarded
 from service.rpc.status import clip, to_status
 from service.security.access import authorize
 from service.security.identity import identity_of
 from service.security.policy import Policy
 
 log = structlog.get_logger("thirteen.rpc")
-Req = TypeVar("Req")
-Resp = TypeVar("Resp")
-Handler = grpc.RpcMethodHandler
-Context = grpc.aio.ServicerContext
 
 PACKAGE = "/thirteen.v1."
 
@@ -36,32 +30,23 @@ def admit(policy: Policy, context: Context[Any, Any], method: str) -> None:
     caller.set_current(authorize(policy, identity_of(context), method))
 
 
-class Authorize(grpc.aio.ServerInterceptor):
+class Authorize(GuardingInterceptor):
     def __init__(self, policy: Policy) -> None:
+        super().__init__()
         self.policy = policy
-        self._guards = Guards()
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Req, Resp] | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler[Req, Resp] | None:
-        found = await continuation(handler_call_details)
-        path = handler_call_details.method
-        if found is None or not path.startswith(PACKAGE):
+    def wrap(self, path: str, found: Handler[Any, Any]) -> Handler[Any, Any]:
+        if not path.startswith(PACKAGE):  # health and reflection: open to every caller
             return found
         method = path.rsplit("/", 1)[-1]
 
         async def admit_caller(request: Any, context: Context[Any, Any]) -> None:
             await self._admit(context, method)
 
-        def build() -> Handler[Any, Any]:  # once per method
-            rewired = guarded(found, admit_caller)
-            if rewired is None:  # fail closed: no thirteen.v1 method streams its requests
-                raise TypeError(f"{path}: a call shape this server does not authorize")
-            return rewired
-
-        return self._guards.get(path, found, build)
+        rewired = guarded(found, admit_caller)
+        if rewired is None:  # fail closed: no thirteen.v1 method streams its requests
+            raise TypeError(f"{path}: a call shape this server does not authorize")
+        return rewired
 
     async def _admit(self, context: Context[Any, Any], method: str) -> None:
         started = time.perf_counter()

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import grpc
-
 from service._generated.thirteen.v1 import diagnostics_pb2, diagnostics_pb2_grpc
-from service.rpc.runner import Runner, rpc
+from service.rpc.runner import Context, Runner, rpc
 
 
 class DiagnosticsServicer(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
@@ -16,11 +14,7 @@ class DiagnosticsServicer(diagnostics_pb2_grpc.DiagnosticsServiceServicer):
 
     @rpc
     async def Echo(
-        self,
-        request: diagnostics_pb2.EchoRequest,
-        context: grpc.aio.ServicerContext[
-            diagnostics_pb2.EchoRequest, diagnostics_pb2.EchoResponse
-        ],
+        self, request: diagnostics_pb2.EchoRequest, context: Context
     ) -> diagnostics_pb2.EchoResponse:
         message = await self.run(lambda: request.message)
         return diagnostics_pb2.EchoResponse(message=message)

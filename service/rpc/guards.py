@@ -34,6 +34,33 @@ class Guards:
         return kept[1]
 
 
+class GuardingInterceptor(grpc.aio.ServerInterceptor):
+    """An interceptor that wraps the handler grpc found for a method (``wrap``), once per
+    method, and hands the wrapped one out for every call of it."""
+
+    def __init__(self) -> None:
+        self._guards = Guards()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler[Any, Any] | None:
+        found = await continuation(handler_call_details)
+        path = handler_call_details.method
+        if found is None:  # no such method: grpc answers UNIMPLEMENTED
+            self.missing(path)
+            return None
+        return self._guards.get(path, found, lambda: self.wrap(path, found))
+
+    def wrap(self, path: str, found: Handler[Any, Any]) -> Handler[Any, Any]:
+        """The handler to serve ``path`` with: ``found`` wrapped (``guarded``), or as it is."""
+        raise NotImplementedError
+
+    def missing(self, path: str) -> None:
+        """Told of a call of a method no servicer has."""
+
+
 def guarded(
     found: Handler[Any, Any], check: Check | None, *, ended: Ended | None = None, **replace: Any
 ) -> Handler[Any, Any] | None:

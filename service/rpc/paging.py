@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from domain.errors import RuleError
@@ -83,3 +83,15 @@ def cut(
         return rows, ""
     shown = rows[:size]
     return shown, token(scope, key(shown[-1]))
+
+
+async def listed(
+    scope: str,
+    request: Any,
+    fetch: Callable[[int, int], Awaitable[Sequence[T]]],
+    key: Callable[[T], int],
+) -> tuple[Sequence[T], str]:
+    """One page of a listing: ``fetch(after, limit)`` reads one row past the page asked for by
+    ``request`` (its ``page_size`` and ``page_token``), and the token of the page after it."""
+    after, size = page(scope, request.page_size, request.page_token)
+    return cut(scope, await fetch(after, size + 1), size, key)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import grpc
-
 from domain.errors import PhaseError, RuleError
 from projections.store import FinishedRound, LedgerEntry, PlayerRound, PlayerStats, ViewStore
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
@@ -11,10 +9,8 @@ from service.application import Thirteen, check_id, no_wallet
 from service.errors import NotFound
 from service.rpc import mapping, paging
 from service.rpc.rounds import known_round
-from service.rpc.runner import Runner, rpc
+from service.rpc.runner import Context, Runner, rpc
 from service.rpc.views import Views
-
-Context = grpc.aio.ServicerContext
 
 
 def _player(store: ViewStore, player_id: str) -> int:
@@ -102,9 +98,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def GetRoundResult(
-        self,
-        request: results_pb2.GetRoundResultRequest,
-        context: Context[results_pb2.GetRoundResultRequest, results_pb2.GetRoundResultResponse],
+        self, request: results_pb2.GetRoundResultRequest, context: Context
     ) -> results_pb2.GetRoundResultResponse:
         found = await self.run(self._round_result, request.round_id)
         assert found.result is not None
@@ -114,15 +108,15 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def ListRoundResults(
-        self,
-        request: results_pb2.ListRoundResultsRequest,
-        context: Context[results_pb2.ListRoundResultsRequest, results_pb2.ListRoundResultsResponse],
+        self, request: results_pb2.ListRoundResultsRequest, context: Context
     ) -> results_pb2.ListRoundResultsResponse:
         # Not ListRounds' scope ("t:"): its tokens count rounds, these hold a round's number.
-        scope = f"results:{request.table_id}"
-        after, size = paging.page(scope, request.page_size, request.page_token)
-        found = await self.run(self._table_history, request.table_id, after, size + 1)
-        rounds, following = paging.cut(scope, found, size, lambda r: r.number)
+        rounds, following = await paging.listed(
+            f"results:{request.table_id}",
+            request,
+            lambda after, limit: self.run(self._table_history, request.table_id, after, limit),
+            lambda r: r.number,
+        )
         return results_pb2.ListRoundResultsResponse(
             rounds=[self._table_round(r) for r in rounds], next_page_token=following
         )
@@ -144,15 +138,14 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def ListLedgerEntries(
-        self,
-        request: results_pb2.ListLedgerEntriesRequest,
-        context: Context[
-            results_pb2.ListLedgerEntriesRequest, results_pb2.ListLedgerEntriesResponse
-        ],
+        self, request: results_pb2.ListLedgerEntriesRequest, context: Context
     ) -> results_pb2.ListLedgerEntriesResponse:
-        after, size = paging.page(f"p:{request.player_id}", request.page_size, request.page_token)
-        found = await self.run(self._ledger, request.player_id, after, size + 1)
-        entries, following = paging.cut(f"p:{request.player_id}", found, size, lambda e: e.txn_id)
+        entries, following = await paging.listed(
+            f"p:{request.player_id}",
+            request,
+            lambda after, limit: self.run(self._ledger, request.player_id, after, limit),
+            lambda e: e.txn_id,
+        )
         return results_pb2.ListLedgerEntriesResponse(
             entries=[
                 results_pb2.LedgerEntry(
@@ -171,14 +164,14 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def ListPlayerRounds(
-        self,
-        request: results_pb2.ListPlayerRoundsRequest,
-        context: Context[results_pb2.ListPlayerRoundsRequest, results_pb2.ListPlayerRoundsResponse],
+        self, request: results_pb2.ListPlayerRoundsRequest, context: Context
     ) -> results_pb2.ListPlayerRoundsResponse:
-        scope = f"recall:{request.player_id}"
-        before, size = paging.page(scope, request.page_size, request.page_token)
-        found = await self.run(self._recall, request.player_id, before, size + 1)
-        rounds, following = paging.cut(scope, found, size, lambda r: r.position)
+        rounds, following = await paging.listed(
+            f"recall:{request.player_id}",
+            request,
+            lambda before, limit: self.run(self._recall, request.player_id, before, limit),
+            lambda r: r.position,
+        )
         return results_pb2.ListPlayerRoundsResponse(
             rounds=[self._player_round(r) for r in rounds], next_page_token=following
         )
@@ -211,9 +204,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def GetPlayerStats(
-        self,
-        request: results_pb2.GetPlayerStatsRequest,
-        context: Context[results_pb2.GetPlayerStatsRequest, results_pb2.GetPlayerStatsResponse],
+        self, request: results_pb2.GetPlayerStatsRequest, context: Context
     ) -> results_pb2.GetPlayerStatsResponse:
         stats, balance = await self.run(self._stats, request.player_id)
         return results_pb2.GetPlayerStatsResponse(
@@ -231,9 +222,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
 
     @rpc
     async def GetLeaderboard(
-        self,
-        request: results_pb2.GetLeaderboardRequest,
-        context: Context[results_pb2.GetLeaderboardRequest, results_pb2.GetLeaderboardResponse],
+        self, request: results_pb2.GetLeaderboardRequest, context: Context
     ) -> results_pb2.GetLeaderboardResponse:
         if request.limit < 0:
             raise RuleError("limit must not be negative", field="limit")

@@ -29,6 +29,9 @@ S = TypeVar("S")  # the servicer
 Req = TypeVar("Req")  # an RPC's request message
 Resp = TypeVar("Resp")  # and its response
 
+Context = grpc.aio.ServicerContext[Any, Any]
+"""What a servicer's method is given beside its request."""
+
 REQUEST_ID = "x-request-id"
 
 

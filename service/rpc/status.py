@@ -122,29 +122,13 @@ def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.
     info = {clip(k, MAX_FIELD_CHARS): clip(v) for k, v in metadata.items()}
     details = [_pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=info))]
     if code == grpc.StatusCode.INVALID_ARGUMENT:
-        details.append(
-            _pack(
-                error_details_pb2.BadRequest(
-                    field_violations=[
-                        error_details_pb2.BadRequest.FieldViolation(
-                            field=field, description=message
-                        )
-                    ]
-                )
-            )
-        )
+        violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=message)
+        details.append(_pack(error_details_pb2.BadRequest(field_violations=[violation])))
     elif code == grpc.StatusCode.FAILED_PRECONDITION:
-        details.append(
-            _pack(
-                error_details_pb2.PreconditionFailure(
-                    violations=[
-                        error_details_pb2.PreconditionFailure.Violation(
-                            type=reason, subject=field, description=message
-                        )
-                    ]
-                )
-            )
+        failed = error_details_pb2.PreconditionFailure.Violation(
+            type=reason, subject=field, description=message
         )
+        details.append(_pack(error_details_pb2.PreconditionFailure(violations=[failed])))
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=details)
     return rpc_status.to_status(status)
 

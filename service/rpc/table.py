@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import grpc
 import structlog
 
 from domain import visibility
@@ -18,12 +17,10 @@ from service._generated.thirteen.v1 import table_pb2_grpc
 from service.application import ArrangeResult, RevealResult, StandUpResult, Thirteen
 from service.rpc import mapping, paging
 from service.rpc.rounds import known_round
-from service.rpc.runner import Runner, request_id_of, rpc
+from service.rpc.runner import Context, Runner, request_id_of, rpc
 from service.rpc.status import to_status
 from service.rpc.watch import WatchHub
 from service.security.access import viewer_for
-
-Context = grpc.aio.ServicerContext
 
 
 class TableServicer(table_pb2_grpc.TableServiceServicer):
@@ -34,9 +31,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def OpenTable(
-        self,
-        request: pb.OpenTableRequest,
-        context: Context[pb.OpenTableRequest, pb.OpenTableResponse],
+        self, request: pb.OpenTableRequest, context: Context
     ) -> pb.OpenTableResponse:
         rules = mapping.ruleset(
             request.ruleset,
@@ -51,16 +46,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def GetTable(
-        self, request: pb.GetTableRequest, context: Context[pb.GetTableRequest, pb.GetTableResponse]
-    ) -> pb.GetTableResponse:
+    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         table = await self.run(self.app.table, request.table_id)
         return pb.GetTableResponse(**mapping.table_fields(table))
 
     @rpc
-    async def SitDown(
-        self, request: pb.SitDownRequest, context: Context[pb.SitDownRequest, pb.SitDownResponse]
-    ) -> pb.SitDownResponse:
+    async def SitDown(self, request: pb.SitDownRequest, context: Context) -> pb.SitDownResponse:
         return await self.app.perform(
             self.app.sit_down,
             request.table_id,
@@ -69,9 +60,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def StandUp(
-        self, request: pb.StandUpRequest, context: Context[pb.StandUpRequest, pb.StandUpResponse]
-    ) -> pb.StandUpResponse:
+    async def StandUp(self, request: pb.StandUpRequest, context: Context) -> pb.StandUpResponse:
         def present(result: StandUpResult) -> pb.StandUpResponse:
             return pb.StandUpResponse(
                 **mapping.table_fields(result.table),
@@ -85,9 +74,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def ListRounds(
-        self,
-        request: pb.ListRoundsRequest,
-        context: Context[pb.ListRoundsRequest, pb.ListRoundsResponse],
+        self, request: pb.ListRoundsRequest, context: Context
     ) -> pb.ListRoundsResponse:
         offset, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
         rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
@@ -100,9 +87,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Deal(
-        self, request: pb.DealRequest, context: Context[pb.DealRequest, pb.DealResponse]
-    ) -> pb.DealResponse:
+    async def Deal(self, request: pb.DealRequest, context: Context) -> pb.DealResponse:
         return await self.app.perform(
             self.app.deal,
             request.table_id,
@@ -113,9 +98,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Arrange(
-        self, request: pb.ArrangeRequest, context: Context[pb.ArrangeRequest, pb.ArrangeResponse]
-    ) -> pb.ArrangeResponse:
+    async def Arrange(self, request: pb.ArrangeRequest, context: Context) -> pb.ArrangeResponse:
         front = mapping.cards(request.front, "front")
         middle = mapping.cards(request.middle, "middle")
         back = mapping.cards(request.back, "back")
@@ -146,9 +129,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
 
     @rpc
-    async def Reveal(
-        self, request: pb.RevealRequest, context: Context[pb.RevealRequest, pb.RevealResponse]
-    ) -> pb.RevealResponse:
+    async def Reveal(self, request: pb.RevealRequest, context: Context) -> pb.RevealResponse:
         def present(result: RevealResult) -> tuple[pb.RevealResponse, RevealResult]:
             return pb.RevealResponse(**mapping.result_fields(result.result)), result
 
@@ -160,9 +141,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return response
 
     @rpc
-    async def GetRound(
-        self, request: pb.GetRoundRequest, context: Context[pb.GetRoundRequest, pb.GetRoundResponse]
-    ) -> pb.GetRoundResponse:
+    async def GetRound(self, request: pb.GetRoundRequest, context: Context) -> pb.GetRoundResponse:
         viewer = mapping.viewer(request.viewer)
         round_ = await self.run(known_round, self.app, request.round_id)
         who = caller.current()
@@ -172,9 +151,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return pb.GetRoundResponse(**mapping.round_fields(round_, viewer))
 
     async def WatchTable(
-        self,
-        request: pb.WatchTableRequest,
-        context: Context[pb.WatchTableRequest, pb.WatchTableResponse],
+        self, request: pb.WatchTableRequest, context: Context
     ) -> AsyncIterator[pb.WatchTableResponse]:
         """Catch up from the store after ``after``, then follow live; positions only grow."""
         structlog.contextvars.bind_contextvars(request_id=request_id_of(context), rpc="WatchTable")

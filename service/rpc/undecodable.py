@@ -8,20 +8,16 @@ every other refusal.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import grpc
 
 from domain.errors import RuleError
-from service.rpc.guards import Guards, guarded
+from service.rpc.guards import Context, GuardingInterceptor, Handler, guarded
 from service.rpc.status import to_status
 
 T = TypeVar("T")
-Req = TypeVar("Req")
-Resp = TypeVar("Resp")
-Handler = grpc.RpcMethodHandler
-Context = grpc.aio.ServicerContext
 
 
 class _Undecodable:
@@ -48,25 +44,13 @@ def _status(request: _Undecodable) -> grpc.Status:
     )
 
 
-class RefuseUndecodable(grpc.aio.ServerInterceptor):
-    def __init__(self) -> None:
-        self._guards = Guards()
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler[Req, Resp] | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler[Req, Resp] | None:
-        found = await continuation(handler_call_details)
-        if found is None or found.request_deserializer is None:
-            return found
+class RefuseUndecodable(GuardingInterceptor):
+    def wrap(self, path: str, found: Handler[Any, Any]) -> Handler[Any, Any]:
         parse = found.request_deserializer
-
-        def build() -> Handler[Any, Any]:  # once per method
-            decode = _tolerant(parse)
-            return guarded(found, _refuse_undecodable, request_deserializer=decode) or found
-
-        return self._guards.get(handler_call_details.method, found, build)
+        if parse is None:
+            return found
+        decode = _tolerant(parse)
+        return guarded(found, _refuse_undecodable, request_deserializer=decode) or found
 
 
 async def _refuse_undecodable(request: Any, context: Context[Any, Any]) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import grpc
+from collections.abc import Callable
+from typing import TypeVar
 
 from service._generated.thirteen.v1 import wallet_pb2, wallet_pb2_grpc
-from service.application import Thirteen
-from service.rpc.runner import Runner, rpc
+from service.application import Balance, Thirteen
+from service.rpc.runner import Context, Runner, rpc
 
-Context = grpc.aio.ServicerContext
+R = TypeVar("R")
 
 
 class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
@@ -18,37 +19,34 @@ class WalletServicer(wallet_pb2_grpc.WalletServiceServicer):
 
     @rpc
     async def Credit(
-        self,
-        request: wallet_pb2.CreditRequest,
-        context: Context[wallet_pb2.CreditRequest, wallet_pb2.CreditResponse],
+        self, request: wallet_pb2.CreditRequest, context: Context
     ) -> wallet_pb2.CreditResponse:
-        return await self.app.perform(
-            self.app.credit,
-            request.player_id,
-            request.amount,
-            request.transfer_id,
-            present=lambda b: wallet_pb2.CreditResponse(player_id=b.player_id, balance=b.balance),
-        )
+        return await self._transfer(self.app.credit, request, wallet_pb2.CreditResponse)
 
     @rpc
     async def Debit(
-        self,
-        request: wallet_pb2.DebitRequest,
-        context: Context[wallet_pb2.DebitRequest, wallet_pb2.DebitResponse],
+        self, request: wallet_pb2.DebitRequest, context: Context
     ) -> wallet_pb2.DebitResponse:
+        return await self._transfer(self.app.debit, request, wallet_pb2.DebitResponse)
+
+    async def _transfer(
+        self,
+        command: Callable[[str, int, str], Balance],
+        request: wallet_pb2.CreditRequest | wallet_pb2.DebitRequest,
+        answer: Callable[..., R],
+    ) -> R:
+        """A credit or a debit, answered with the balance it left."""
         return await self.app.perform(
-            self.app.debit,
+            command,
             request.player_id,
             request.amount,
             request.transfer_id,
-            present=lambda b: wallet_pb2.DebitResponse(player_id=b.player_id, balance=b.balance),
+            present=lambda b: answer(player_id=b.player_id, balance=b.balance),
         )
 
     @rpc
     async def GetBalance(
-        self,
-        request: wallet_pb2.GetBalanceRequest,
-        context: Context[wallet_pb2.GetBalanceRequest, wallet_pb2.GetBalanceResponse],
+        self, request: wallet_pb2.GetBalanceRequest, context: Context
     ) -> wallet_pb2.GetBalanceResponse:
         wallet = await self.run(self.app.wallet, request.player_id)
         return wallet_pb2.GetBalanceResponse(

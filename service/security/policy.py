@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from service.caller import ADMIN, reserved
-from service.small_files import TooLarge, read_small
+from service.small_files import read_text
 
 ROLES = ("dealer", "cashier", "reader", "auditor", "witness", ADMIN)
 MAX_IDENTITY_LENGTH = 512
@@ -38,14 +38,7 @@ class Policy:
 
     @classmethod
     def load(cls, path: Path) -> Policy:
-        try:
-            text = read_small(path).decode("utf-8")
-        except TooLarge as error:
-            raise PolicyError(f"the policy {path} {error}") from None
-        except OSError as error:
-            raise PolicyError(f"cannot read the policy {path}: {error.strerror}") from None
-        except UnicodeDecodeError:
-            raise PolicyError(f"the policy {path} is not UTF-8 text") from None
+        text = read_text(path, "the policy", PolicyError, not_text="is not UTF-8 text")
         return cls.parse(text, str(path))
 
     @classmethod

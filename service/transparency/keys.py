@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import re
 import secrets
-import stat
 from pathlib import Path
 
 import structlog
 
 from domain.tlog.note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier
-from service.small_files import TooLarge, create_private, read_small
+from service.small_files import create_private, read_text, warn_if_open
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -51,14 +50,7 @@ def new_name() -> str:
 
 
 def _text(path: Path, what: str) -> str:
-    try:
-        return read_small(path, MAX_FILE_BYTES).decode("utf-8")
-    except TooLarge as error:  # a device or a huge file: never read to its end
-        raise KeyFileError(f"{what} {path} {error}") from None
-    except OSError as error:
-        raise KeyFileError(f"cannot read {what} {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise KeyFileError(f"{what} {path} is not text") from None
+    return read_text(path, what, KeyFileError, limit=MAX_FILE_BYTES)
 
 
 _COMMENT = re.compile(r"(?:^|\s)#.*")
@@ -83,14 +75,7 @@ def read_signer(path: Path, kind: int | None = ED25519) -> Signer:
         raise KeyFileError(f"{what} {path}: {error}") from None
     if kind is not None and signer.kind != kind:
         raise KeyFileError(f"{what} {path} holds a key of type {signer.kind}, not {kind}")
-    mode = path.stat().st_mode
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        log.warning(
-            "log_key_file_open_to_others",
-            path=str(path),
-            mode=oct(stat.S_IMODE(mode)),
-            hint=f"chmod 600 {path}",
-        )
+    warn_if_open(path, "log_key_file_open_to_others")
     return signer
 
 

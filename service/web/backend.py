@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import structlog
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
 from service._generated.thirteen.v1 import (
@@ -28,6 +29,13 @@ from service._generated.thirteen.v1 import (
     wallet_pb2,
     wallet_pb2_grpc,
 )
+
+M = TypeVar("M", bound=Message)
+AuditRoundResponse = audit_pb2.AuditRoundResponse
+ExportRoundResponse = audit_pb2.ExportRoundResponse
+GetBalanceResponse = wallet_pb2.GetBalanceResponse
+ListPlayerRoundsResponse = results_pb2.ListPlayerRoundsResponse
+ListRoundResultsResponse = results_pb2.ListRoundResultsResponse
 
 CALL_TIMEOUT = 20.0  # seconds; ExportRound alone may wait 10 s for a covering checkpoint
 RECALL_PAGE = 10  # the last game and the nine before it (AGCO Registrar's Standards §13.1)
@@ -149,42 +157,33 @@ class Backend:
     async def export_round(self, round_id: str) -> str:
         """The round's export document (role auditor)."""
         request = audit_pb2.ExportRoundRequest(round_id=round_id)
-        reply = await self._call("ExportRound", request)
-        return str(reply.document)
+        return str((await self._call("ExportRound", request, ExportRoundResponse)).document)
 
-    async def audit_round(self, round_id: str) -> audit_pb2.AuditRoundResponse:
+    async def audit_round(self, round_id: str) -> AuditRoundResponse:
         """The service's verdict on the round, rule by rule (role auditor)."""
         request = audit_pb2.AuditRoundRequest(round_id=round_id)
-        reply: audit_pb2.AuditRoundResponse = await self._call("AuditRound", request)
-        return reply
+        return await self._call("AuditRound", request, AuditRoundResponse)
 
-    async def player_rounds(
-        self, player_id: str, page_token: str
-    ) -> results_pb2.ListPlayerRoundsResponse:
+    async def player_rounds(self, player_id: str, page_token: str) -> ListPlayerRoundsResponse:
         """A page of the player's rounds that are over, newest first (role reader or auditor)."""
         request = results_pb2.ListPlayerRoundsRequest(
             player_id=player_id, page_size=RECALL_PAGE, page_token=page_token
         )
-        reply: results_pb2.ListPlayerRoundsResponse = await self._call("ListPlayerRounds", request)
-        return reply
+        return await self._call("ListPlayerRounds", request, ListPlayerRoundsResponse)
 
-    async def balance(self, player_id: str) -> wallet_pb2.GetBalanceResponse:
+    async def balance(self, player_id: str) -> GetBalanceResponse:
         """The player's balance now (role reader)."""
         request = wallet_pb2.GetBalanceRequest(player_id=player_id)
-        reply: wallet_pb2.GetBalanceResponse = await self._call("GetBalance", request)
-        return reply
+        return await self._call("GetBalance", request, GetBalanceResponse)
 
-    async def table_rounds(
-        self, table_id: str, page_token: str
-    ) -> results_pb2.ListRoundResultsResponse:
+    async def table_rounds(self, table_id: str, page_token: str) -> ListRoundResultsResponse:
         """A page of the table's finished rounds in the order played (role reader or auditor)."""
         request = results_pb2.ListRoundResultsRequest(
             table_id=table_id, page_size=TABLE_PAGE, page_token=page_token
         )
-        reply: results_pb2.ListRoundResultsResponse = await self._call("ListRoundResults", request)
-        return reply
+        return await self._call("ListRoundResults", request, ListRoundResultsResponse)
 
-    async def _call(self, method: str, request: Any) -> Any:
+    async def _call(self, method: str, request: Message, answer: type[M]) -> M:
         try:
             await asyncio.wait_for(self._slots.acquire(), QUEUE_SECONDS)
         except TimeoutError:
@@ -199,7 +198,7 @@ class Backend:
         try:
             if self._unreachable:
                 self._reconnect()
-            return await self._stubs[method](request, timeout=CALL_TIMEOUT)
+            reply = await self._stubs[method](request, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as error:
             refused = self.refusal(method, error)
             if error.code() == grpc.StatusCode.UNAVAILABLE and _error_info(error) is None:
@@ -207,6 +206,9 @@ class Backend:
             raise refused from None
         finally:
             self._slots.release()
+        if not isinstance(reply, answer):
+            raise TypeError(f"{method} answered a {type(reply).__name__}, not a {answer.__name__}")
+        return reply
 
     def refusal(self, method: str, error: grpc.aio.AioRpcError) -> ServiceError:
         """The page's answer to a failed call."""

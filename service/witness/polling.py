@@ -97,6 +97,28 @@ def _refusal(error: grpc.RpcError) -> tuple[str, bool]:
     return f"{code.name}: {str(error.details())[:200]}", code in RETRIED or code in REFUSALS
 
 
+class Refused(Exception):
+    """The log answered no consistency proof: its refusal (``_refusal``), and whether an outage
+    or a misconfiguration could explain it."""
+
+    def __init__(self, refusal: str, excusable: bool) -> None:
+        super().__init__(refusal)
+        self.refusal = refusal
+        self.excusable = excusable
+
+
+def _consistent(log: Log, older: Checkpoint, newer: Checkpoint) -> bool:
+    """Whether the log proves ``newer`` extends ``older`` (its proof verified here); ``Refused``
+    when it gives no proof."""
+    try:
+        sizes_old, sizes_new, proof = log.consistency(older.size, newer.size)
+    except grpc.RpcError as error:
+        raise Refused(*_refusal(error)) from None
+    return (sizes_old, sizes_new) == (older.size, newer.size) and verify_consistency(
+        older.size, newer.size, older.root, newer.root, proof
+    )
+
+
 def _extends(
     log: Log, state: State, old: Checkpoint, note: str, new: Checkpoint, alarm_after: int
 ) -> None:
@@ -117,10 +139,10 @@ def _extends(
     if old.size == 0:
         return  # every tree extends the empty one
     try:
-        sizes_old, sizes_new, proof = log.consistency(old.size, new.size)
-    except grpc.RpcError as error:
-        refusal, excusable = _refusal(error)
-        if not excusable:
+        consistent = _consistent(log, old, new)
+    except Refused as refused:
+        refusal = refused.refusal
+        if not refused.excusable:
             raise alarm(
                 f"the log refuses a consistency proof between checkpoints it signed ({refusal})"
             ) from None
@@ -137,9 +159,7 @@ def _extends(
             f"the log shows {describe(new)} but does not prove it extends {describe(old)} "
             f"({refusal}); unproven {count} of {alarm_after} polls before an alarm"
         ) from None
-    if (sizes_old, sizes_new) != (old.size, new.size) or not verify_consistency(
-        old.size, new.size, old.root, new.root, proof
-    ):
+    if not consistent:
         raise alarm("the new checkpoint does not extend the last one (a rewritten history)")
 
 
@@ -162,19 +182,16 @@ def _settle(log: Log, state: State, current: Checkpoint, alarm_after: int) -> No
             raise Alarm(f"the log signed two roots for one tree size (a fork): {both}")
         older, newer = sorted((shown, current), key=lambda c: c.size)
         try:
-            sizes_old, sizes_new, proof = log.consistency(older.size, newer.size)
-        except grpc.RpcError as error:
-            refusal, excusable = _refusal(error)
-            if not excusable:
+            consistent = _consistent(log, older, newer)
+        except Refused as no_proof:
+            if not no_proof.excusable:
                 raise Alarm(
                     "the log refuses a consistency proof between checkpoints it signed "
-                    f"({refusal}): {both}"
+                    f"({no_proof.refusal}): {both}"
                 ) from None
-            refused = refused or (shown, refusal)
+            refused = refused or (shown, no_proof.refusal)
             continue
-        if (sizes_old, sizes_new) != (older.size, newer.size) or not verify_consistency(
-            older.size, newer.size, older.root, newer.root, proof
-        ):
+        if not consistent:
             raise Alarm(f"two checkpoints the log signed are inconsistent (a fork): {both}")
     if refused is not None:
         shown, refusal = refused

@@ -20,7 +20,6 @@ import grpc
 import pytest
 
 from domain.rules.ruleset import STANDARD
-from projections.projector import AdvisoryLock
 from projections.store import SCHEMA_VERSION
 from service._generated.thirteen.v1 import (
     results_pb2,
@@ -30,6 +29,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.bootstrap import open_app
+from service.eventstore.locks import AdvisoryLock
 from service.eventstore.postgres import settings as postgres_settings
 from tests.e2e.helpers import (
     WAIT,
