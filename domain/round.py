@@ -8,9 +8,8 @@ the same (R9.3).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime, timedelta
-from functools import cached_property, lru_cache
+from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -18,24 +17,19 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.errors import PhaseError, RuleError
 from domain.fairness.shuffle import (
-    check_player_seeds,
     commitment,
-    deal,
-    effective_client_seed,
     in_seat_order,
 )
 from domain.ids import round_uuid
 from domain.recorded import Outcome, ShowdownRecord, record, recorded_score
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import Card, format_cards, parse_cards
+from domain.rules.cards import Card, format_cards
 from domain.rules.escape import escape_transfers
-from domain.rules.limits import check_deal
-from domain.rules.play import NO_ARRANGEMENT, Play, declare
+from domain.rules.play import NO_ARRANGEMENT, Play, declare, parsed_cards, stored_play
 from domain.rules.ruleset import Ruleset
 from domain.rules.scoring import RoundScore, Seat, score_round
 from domain.rules.settlement import gross, settle
 from domain.rules.specials import Special, Split
-from domain.rules.stakes import round_base
 
 
 class Round(Aggregate):
@@ -123,46 +117,6 @@ class Round(Aggregate):
     def create_id(round_id: str) -> UUID:
         return round_uuid(round_id)
 
-    @classmethod
-    def deal(
-        cls,
-        *,
-        round_id: str,
-        table_id: str,
-        number: int,
-        balances: dict[str, int],
-        server_seed: bytes,
-        client_seed: str,
-        ruleset: Ruleset,
-        at: datetime,
-        player_seeds: Mapping[str, str] | None = None,
-    ) -> Round:
-        """R10.1, R12: deal 13 cards to each seated player from the committed seed, the client
-        seed and the players' seeds (R12.8: only from players dealt in); R8.3, R8.4: fix the
-        base stake and every balance. Refused while anything it would record exceeds
-        ``domain.rules.limits``."""
-        check_deal(table_id, number, balances, ruleset)
-        players = list(balances)
-        seeds = check_player_seeds(player_seeds or {}, players)
-        mixed = effective_client_seed(client_seed, in_seat_order(players, seeds))
-        hands = deal(server_seed, mixed, round_id, len(players))
-        base = round_base(balances, ruleset)
-        return cls(
-            round_id=round_id,
-            table_id=table_id,
-            number=number,
-            players=players,
-            hands={p: format_cards(h) for p, h in zip(players, hands, strict=True)},
-            commitment=commitment(server_seed),
-            client_seed=client_seed,
-            player_seeds=seeds,
-            base_stake=base,
-            balances=dict(balances),
-            ruleset=ruleset.to_dict(),
-            at=at,
-            deadline=at + timedelta(seconds=ruleset.arrange_seconds),
-        )
-
     @event(Dealt)
     def __init__(
         self,
@@ -220,6 +174,13 @@ class Round(Aggregate):
         return self.ended_at is not None
 
     @property
+    def phase(self) -> str:
+        """``dealt`` (in progress, R10), ``revealed`` (R10.3) or ``abandoned`` (R11.3)."""
+        if self.revealed:
+            return "revealed"
+        return "abandoned" if self.ended else "dealt"
+
+    @property
     def seat_seeds(self) -> list[tuple[str, str]]:
         """R12.8: every player's seed in seat order ("" for none given)."""
         return in_seat_order(self.players, self.player_seeds)
@@ -230,14 +191,14 @@ class Round(Aggregate):
         return [p for p in self.players if p not in self.escaped]
 
     def hand(self, player_id: str) -> tuple[Card, ...]:
-        return _cards(tuple(self.hands[player_id]))
+        return parsed_cards(tuple(self.hands[player_id]))
 
     def play_of(self, player_id: str) -> Play:
         """What the player brings to the showdown: the latest submission (R4.3)."""
         submission = self.submissions.get(player_id)
         if submission is None:
             return NO_ARRANGEMENT
-        return _play(
+        return stored_play(
             submission.get("special", ""),
             tuple(submission["front"]),
             tuple(submission["middle"]),
@@ -450,24 +411,3 @@ class Round(Aggregate):
     def _abandoned(self, server_seed: str, at: datetime) -> None:
         self.server_seed = server_seed
         self.ended_at = at
-
-
-# Cards and plays are parsed by content, once per distinct hand or submission for the whole
-# process: every copy of a round the repository hands out finds them here, so the aggregate
-# keeps no parse caches of its own. Values are immutable and shared.
-
-
-@lru_cache(maxsize=65_536)
-def _cards(texts: tuple[str, ...]) -> tuple[Card, ...]:
-    return parse_cards(texts)
-
-
-@lru_cache(maxsize=65_536)
-def _play(
-    special: str, front: tuple[str, ...], middle: tuple[str, ...], back: tuple[str, ...]
-) -> Play:
-    piles = (_cards(front), _cards(middle), _cards(back))
-    if special:
-        split = Split(*piles) if piles[0] else None
-        return Play(special=Special.from_id(special), split=split)
-    return Play(Arrangement(*piles))

@@ -9,8 +9,8 @@ blocks with FAILED_PRECONDITION (``LimitReached``).
 
 Coins. A transfer moves 1 … ``MAX_TRANSFER`` (10**12) coins. A credit may not take a balance
 above ``MAX_BALANCE`` (10**15), and a deal is refused while any seated player holds more
-(``Round.deal``). Winnings and escape shares come out of what the other players held at the deal
-(R9.1, R11.1), at most 3 × MAX_BALANCE, so every balance stays at most 4 × MAX_BALANCE =
+(``domain.dealing.deal_record``). Winnings and escape shares come out of what the other players held
+at the deal (R9.1, R11.1), at most 3 × MAX_BALANCE, so every balance stays at most 4 × MAX_BALANCE =
 4 × 10**15 < 2**52: exact as a double and 2,300 times below 2**63.
 
 Points and coins computed before the caps. A round's base stake is at most MAX_BALANCE: the
@@ -35,7 +35,7 @@ at most 1,000 a round: over 9 × 10**15 rounds. Store positions and page keys st
 ``MAX_POSITION`` (2**62): at 10,000 events a second a store gets there in 14 million years.
 
 A table opened before these limits keeps its recorded ruleset (stored events are forever); it
-deals no round that could score past them (``Round.deal``).
+deals no round that could score past them (``domain.dealing.deal_record``).
 
 """
 
@@ -105,9 +105,9 @@ class Bounded(Protocol):
 
 
 def check_deal(table_id: str, number: int, balances: dict[str, int], ruleset: Bounded) -> None:
-    """The limits at a deal (``Round.deal``). A seated player holds at most ``MAX_BALANCE``,
-    so that what the round settles (at most what the others hold, R9.1) keeps every balance
-    at most 4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no
+    """The limits at a deal (``domain.dealing.deal_record``). A seated player holds at most
+    ``MAX_BALANCE``, so that what the round settles (at most what the others hold, R9.1) keeps every
+    balance at most 4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no
     round that could score more than they allow."""
     rich = [f"{p} ({b:,})" for p, b in balances.items() if b > MAX_BALANCE]
     if rich:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from domain.errors import DeclarationRefused, SpecialError
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import Card
+from domain.rules.cards import Card, parse_cards
 from domain.rules.ruleset import Ruleset
 from domain.rules.specials import ANY, Special, Split, qualifies, qualifying, split_qualifies
 
@@ -72,3 +73,24 @@ def declare(
             f"the cards do not qualify for {special.id} ({special.chinese})", field="special"
         )
     return Play(special=special, split=qualification.split)
+
+
+# Cards and plays as a round stores them are parsed by content, once per distinct hand or
+# submission for the whole process: every copy of a round the repository hands out finds them
+# here, so the aggregate keeps no parse caches of its own. Values are immutable and shared.
+
+
+@lru_cache(maxsize=65_536)
+def parsed_cards(texts: tuple[str, ...]) -> tuple[Card, ...]:
+    return parse_cards(texts)
+
+
+@lru_cache(maxsize=65_536)
+def stored_play(
+    special: str, front: tuple[str, ...], middle: tuple[str, ...], back: tuple[str, ...]
+) -> Play:
+    piles = (parsed_cards(front), parsed_cards(middle), parsed_cards(back))
+    if special:
+        split = Split(*piles) if piles[0] else None
+        return Play(special=Special.from_id(special), split=split)
+    return Play(Arrangement(*piles))

@@ -17,9 +17,9 @@ from domain.fairness.statistics import ALPHA, Outcome
 
 WIDTH = 96
 CODE_PATH = (
-    "domain.fairness.shuffle.deal, as Round.deal calls it: R12.3 words from HMAC-SHA256, R12.4 "
-    "Fisher–Yates with rejection, R12.5 four seats of 13 cards; the words are the ones that very "
-    "call draws (its `drawn` list), the decks the hands it returns"
+    "domain.fairness.shuffle.deal, as domain.dealing.deal_record calls it: R12.3 words from "
+    "HMAC-SHA256, R12.4 Fisher–Yates with rejection, R12.5 four seats of 13 cards; the words are "
+    "the ones that very call draws (its `drawn` list), the decks the hands it returns"
 )
 
 

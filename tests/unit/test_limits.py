@@ -15,6 +15,7 @@ from google.rpc import error_details_pb2, status_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain.dealing import deal_record
 from domain.errors import CardError, RuleError, RulesetError, SpecialError
 from domain.round import Round
 from domain.rules import limits
@@ -55,15 +56,17 @@ def wallet_with(balance: int) -> Wallet:
 
 
 def deal(balances: dict[str, int], ruleset: Ruleset = STANDARD, number: int = 1) -> Round:
-    return Round.deal(
-        round_id="r",
-        table_id="t",
-        number=number,
-        balances=balances,
-        server_seed=bytes(32),
-        client_seed="",
-        ruleset=ruleset,
-        at=AT,
+    return Round(
+        **deal_record(
+            round_id="r",
+            table_id="t",
+            number=number,
+            balances=balances,
+            server_seed=bytes(32),
+            client_seed="",
+            ruleset=ruleset,
+            at=AT,
+        )
     )
 
 

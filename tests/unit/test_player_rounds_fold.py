@@ -13,6 +13,7 @@ from hypothesis import event as label
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain.dealing import deal_record
 from domain.errors import SpecialError
 from domain.round import Round
 from domain.rules.ruleset import STANDARD
@@ -26,15 +27,17 @@ ACTIONS = ("good", "foul", "special", "none", "escape")
 
 
 def _dealt(players: list[str], balances: list[int], client_seed: str) -> Round:
-    return Round.deal(
-        round_id="r1",
-        table_id="t1",
-        number=3,
-        balances=dict(zip(players, balances, strict=True)),
-        server_seed=SEED,
-        client_seed=client_seed,
-        ruleset=STANDARD,
-        at=T0,
+    return Round(
+        **deal_record(
+            round_id="r1",
+            table_id="t1",
+            number=3,
+            balances=dict(zip(players, balances, strict=True)),
+            server_seed=SEED,
+            client_seed=client_seed,
+            ruleset=STANDARD,
+            at=T0,
+        )
     )
 
 

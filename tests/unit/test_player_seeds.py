@@ -15,6 +15,7 @@ from eventsourcing.persistence import (
     UUIDAsHex,
 )
 
+from domain.dealing import deal_record
 from domain.errors import RuleError
 from domain.fairness.proof import prove
 from domain.fairness.shuffle import commitment, deal
@@ -34,16 +35,18 @@ R12_8 = [  # RULES.md R12.8's test vector
 def dealt(player_seeds: dict[str, str] | None = None) -> Round:
     """The R12.7 inputs as a round: server seed of 32 zero bytes, client seed ``client``,
     round id ``r1``, four players p0 … p3."""
-    return Round.deal(
-        round_id="r1",
-        table_id="t1",
-        number=1,
-        balances=dict.fromkeys(SEATS, 1000),
-        server_seed=bytes(32),
-        client_seed="client",
-        ruleset=STANDARD,
-        at=T0,
-        player_seeds=player_seeds,
+    return Round(
+        **deal_record(
+            round_id="r1",
+            table_id="t1",
+            number=1,
+            balances=dict.fromkeys(SEATS, 1000),
+            server_seed=bytes(32),
+            client_seed="client",
+            ruleset=STANDARD,
+            at=T0,
+            player_seeds=player_seeds,
+        )
     )
 
 

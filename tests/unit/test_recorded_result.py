@@ -18,6 +18,7 @@ from eventsourcing.persistence import (
 )
 
 import domain.round
+from domain.dealing import deal_record
 from domain.recorded import record, recorded_score
 from domain.results import round_result
 from domain.round import Round
@@ -49,15 +50,17 @@ def _mapper() -> Mapper[Any]:
 def _played(players: str = "ABCD") -> tuple[Round, list[Any]]:
     """A round dealt from ``SEED``: A arranges foul, B declares what its cards hold (or
     arranges), C arranges well, D never arranges; revealed after the deadline."""
-    round_ = Round.deal(
-        round_id="r1",
-        table_id="t1",
-        number=1,
-        balances={"A": 1000, "B": 600, "C": 90, "D": 2000},
-        server_seed=SEED,
-        client_seed="c",
-        ruleset=STANDARD,
-        at=T0,
+    round_ = Round(
+        **deal_record(
+            round_id="r1",
+            table_id="t1",
+            number=1,
+            balances={"A": 1000, "B": 600, "C": 90, "D": 2000},
+            server_seed=SEED,
+            client_seed="c",
+            ruleset=STANDARD,
+            at=T0,
+        )
     )
     foul = suggest(round_.hand("A"), STANDARD).arrangement
     round_.arrange("A", list(foul.front), list(foul.back), list(foul.middle), T0)

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from domain.dealing import deal_record
 from domain.errors import PhaseError, RuleError, SeatError, StakeError
 from domain.fairness.seeds import KeyRing, derive_seed
 from domain.fairness.shuffle import commitment, deal
@@ -22,15 +23,17 @@ NONCE = bytes(16)
 
 def dealt(players="ABCD", balances=None, ruleset=STANDARD):
     balances = balances or dict.fromkeys(players, 1000)
-    return Round.deal(
-        round_id="r1",
-        table_id="t1",
-        number=1,
-        balances=balances,
-        server_seed=SEED,
-        client_seed="c",
-        ruleset=ruleset,
-        at=T0,
+    return Round(
+        **deal_record(
+            round_id="r1",
+            table_id="t1",
+            number=1,
+            balances=balances,
+            server_seed=SEED,
+            client_seed="c",
+            ruleset=ruleset,
+            at=T0,
+        )
     )
 
 

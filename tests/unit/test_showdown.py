@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from domain import showdown
+from domain.dealing import deal_record
 from domain.errors import PhaseError
 from domain.fairness.seeds import KeyRing, SeedKeyMissing, derive_seed
 from domain.fairness.shuffle import commitment
@@ -63,15 +64,17 @@ def given(balances: dict[str, int], *, dealt: bool = True) -> Given:
     state = Given(table, wallets)
     if dealt:
         table.start_round("r1", T0)
-        state.round = Round.deal(
-            round_id="r1",
-            table_id="t1",
-            number=1,
-            balances=dict(balances),
-            server_seed=table.committed_seed(KEYS),
-            client_seed="c",
-            ruleset=STANDARD,
-            at=T0,
+        state.round = Round(
+            **deal_record(
+                round_id="r1",
+                table_id="t1",
+                number=1,
+                balances=dict(balances),
+                server_seed=table.committed_seed(KEYS),
+                client_seed="c",
+                ruleset=STANDARD,
+                at=T0,
+            )
         )
         for wallet in wallets.values():
             wallet.enter_round("r1")

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from domain.dealing import deal_record
 from domain.round import Round
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
@@ -25,15 +26,17 @@ SEED = bytes(range(32))
 
 
 def dealt() -> Round:
-    round_ = Round.deal(
-        round_id="r1",
-        table_id="t1",
-        number=1,
-        balances=dict.fromkeys("ABC", 1000),
-        server_seed=SEED,
-        client_seed="c",
-        ruleset=STANDARD,
-        at=T0,
+    round_ = Round(
+        **deal_record(
+            round_id="r1",
+            table_id="t1",
+            number=1,
+            balances=dict.fromkeys("ABC", 1000),
+            server_seed=SEED,
+            client_seed="c",
+            ruleset=STANDARD,
+            at=T0,
+        )
     )
     best = suggest(round_.hand("A"), STANDARD).arrangement
     round_.arrange("A", list(best.front), list(best.middle), list(best.back), T0)

@@ -1,0 +1,61 @@
+"""What a deal records (R8.3, R8.4, R10.1, R12): the hands from the committed seed, the client
+seed and the players' seeds, the base stake and every balance fixed, the deadline set; refused
+while anything it would record exceeds ``domain.rules.limits``. ``Round(**deal_record(...))``
+records it in its ``Dealt`` event."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from domain.fairness.shuffle import (
+    check_player_seeds,
+    commitment,
+    deal,
+    effective_client_seed,
+    in_seat_order,
+)
+from domain.rules.cards import format_cards
+from domain.rules.limits import check_deal
+from domain.rules.ruleset import Ruleset
+from domain.rules.stakes import round_base
+
+
+def deal_record(
+    *,
+    round_id: str,
+    table_id: str,
+    number: int,
+    balances: dict[str, int],
+    server_seed: bytes,
+    client_seed: str,
+    ruleset: Ruleset,
+    at: datetime,
+    player_seeds: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """R10.1, R12: deal 13 cards to each seated player from the committed seed, the client
+    seed and the players' seeds (R12.8: only from players dealt in); R8.3, R8.4: fix the
+    base stake and every balance. Refused while anything it would record exceeds
+    ``domain.rules.limits``."""
+    check_deal(table_id, number, balances, ruleset)
+    players = list(balances)
+    seeds = check_player_seeds(player_seeds or {}, players)
+    mixed = effective_client_seed(client_seed, in_seat_order(players, seeds))
+    hands = deal(server_seed, mixed, round_id, len(players))
+    base = round_base(balances, ruleset)
+    return dict(
+        round_id=round_id,
+        table_id=table_id,
+        number=number,
+        players=players,
+        hands={p: format_cards(h) for p, h in zip(players, hands, strict=True)},
+        commitment=commitment(server_seed),
+        client_seed=client_seed,
+        player_seeds=seeds,
+        base_stake=base,
+        balances=dict(balances),
+        ruleset=ruleset.to_dict(),
+        at=at,
+        deadline=at + timedelta(seconds=ruleset.arrange_seconds),
+    )
