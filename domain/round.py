@@ -16,10 +16,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import PhaseError, RuleError
-from domain.fairness.shuffle import (
-    commitment,
-    in_seat_order,
-)
+from domain.fairness.shuffle import commitment, in_seat_order
 from domain.ids import round_uuid
 from domain.recorded import Outcome, ShowdownRecord, record, recorded_score
 from domain.rules.arrangement import Arrangement
@@ -156,7 +153,7 @@ class Round(Aggregate):
         self.ended_at: datetime | None = None
         self.revealed = False
 
-    _DERIVED = frozenset({"ruleset", "_outcomes"})
+    _DERIVED = frozenset({"ruleset", "_recorded"})
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies (the repository hands out deep copies) leave out what is derived from the
@@ -234,18 +231,13 @@ class Round(Aggregate):
         recorded its showdown (class version 1) is scored once from its events (R9.3)."""
         if not self.revealed:
             return None
-        found = self._outcomes.get("revealed")
-        if found is None:
-            if self.result is None:
-                found = self.outcome()
-            else:
-                found = Outcome(recorded_score(self.result, self.points), dict(self.coins))
-            self._outcomes["revealed"] = found
-        return found
+        return self._recorded
 
     @cached_property
-    def _outcomes(self) -> dict[str, Outcome]:
-        return {}
+    def _recorded(self) -> Outcome:
+        if self.result is None:
+            return self.outcome()
+        return Outcome(recorded_score(self.result, self.points), dict(self.coins))
 
     # Commands ---------------------------------------------------------------------------------
 
@@ -361,13 +353,17 @@ class Round(Aggregate):
     def _escaped(self, player_id: str, transfers: dict[str, int], at: datetime) -> None:
         self.escaped[player_id] = transfers
 
+    def _check_seed(self, server_seed: bytes) -> None:
+        """R12.6: only the seed the deal committed to ends the round."""
+        if commitment(server_seed) != self.commitment:
+            raise RuleError("the server seed does not match the round's commitment")
+
     def reveal(self, server_seed: bytes, now: datetime) -> Outcome:
         """R10.3: reveal once everyone active is ready, or at any time after the deadline;
         settles (R9) and publishes the seed (R12.6)."""
         if self.ended:
             raise PhaseError(f"round {self.round_id} is already over (R10.4)")
-        if commitment(server_seed) != self.commitment:
-            raise RuleError("the server seed does not match the round's commitment")
+        self._check_seed(server_seed)
         if not self.can_reveal(now):
             waiting = ", ".join(self.not_ready())
             raise PhaseError(
@@ -378,7 +374,7 @@ class Round(Aggregate):
         outcome = self.outcome()
         points = {s.player_id: s.points for s in outcome.score.players}
         self._revealed(server_seed.hex(), points, outcome.coins, record(outcome.score), now)
-        self._outcomes["revealed"] = outcome  # what was just recorded, without reading it back
+        self.__dict__["_recorded"] = outcome  # what was just recorded, without reading it back
         return outcome
 
     @event(Revealed)
@@ -403,8 +399,7 @@ class Round(Aggregate):
             raise PhaseError(f"round {self.round_id} is already over")
         if len(self.active) >= 2:
             raise PhaseError(f"round {self.round_id} still has {len(self.active)} players")
-        if commitment(server_seed) != self.commitment:
-            raise RuleError("the server seed does not match the round's commitment")
+        self._check_seed(server_seed)
         self._abandoned(server_seed.hex(), now)
 
     @event(Abandoned)
