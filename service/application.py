@@ -10,10 +10,8 @@ bounded number of times.
 
 from __future__ import annotations
 
-import functools
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import ClassVar, ParamSpec, TypeVar
 from uuid import UUID, uuid4
 
@@ -34,11 +32,11 @@ from domain.ids import (
     transfer_uuid,
     wallet_uuid,
 )
-from domain.results import RoundResult, round_result
+from domain.results import round_result
 from domain.round import Round
 from domain.rules.cards import Card
 from domain.rules.ruleset import Ruleset
-from domain.rules.specials import Special, Split
+from domain.rules.specials import Split
 from domain.rules.stakes import check_can_sit
 from domain.table import Table
 from domain.wallet import Transfer, Wallet
@@ -46,7 +44,8 @@ from service import caller
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, NotFound
 from service.eventstore.answers import Saved
-from service.eventstore.application import EventLogApplication
+from service.eventstore.application import EventLogApplication, command
+from service.replies import ArrangeResult, Balance, RevealResult, StandUpResult
 from service.security.access import check_dealer
 
 P = ParamSpec("P")
@@ -56,65 +55,9 @@ A = TypeVar("A")
 MAX_CLIENT_SEED_LENGTH = 256
 
 
-def command(method: Callable[P, R]) -> Callable[P, R]:
-    """A command: run on the process's one writer (``service.eventstore.writer``), which commits it
-    with the commands waiting beside it and re-runs it from fresh loads when that commit lost a race
-    with another process (PostgreSQL replicas). Called on the writer (by another command) it
-    runs in place; from any other thread it waits and returns a copy of the result."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        app = args[0]
-        assert isinstance(app, Thirteen)
-        if app.writer.is_current():
-            return method(*args, **kwargs)
-        result: R = app.writer.call(functools.partial(method, *args, **kwargs))
-        return result
-
-    return wrapper
-
-
 def no_wallet(player_id: str) -> NotFound:
     """The refusal of a player who has no wallet: every wallet begins with a credit."""
     return NotFound(f"player {player_id!r} has no wallet: credit coins first")
-
-
-@dataclass(frozen=True)
-class Balance:
-    player_id: str
-    balance: int
-
-
-@dataclass(frozen=True)
-class StandUpResult:
-    table: Table
-    escaped: bool
-    transfers: dict[str, int]
-
-
-@dataclass(frozen=True)
-class ArrangeResult:
-    round: Round
-    player_id: str
-    foul_reason: str | None
-    special: Special | None
-
-
-@dataclass(frozen=True)
-class RevealResult:
-    round: Round
-    result: RoundResult
-    saved: Saved  # the reveal's events; stored once the command is answered
-
-    @property
-    def position(self) -> int:
-        """The reveal's position in the event log."""
-        return self.saved.position
-
-    @property
-    def receipt(self) -> str:
-        """The chain hash of the round's last event."""
-        return self.saved.head(self.round.id)
 
 
 class Thirteen(EventLogApplication):
@@ -200,15 +143,9 @@ class Thirteen(EventLogApplication):
 
     # Wallets ----------------------------------------------------------------------------------
 
-    def _transfer(
-        self,
-        kind: str,
-        player_id: str,
-        amount: int,
-        transfer_id: str,
-        apply: Callable[[Wallet], None],
-        create: bool,
-    ) -> Balance:
+    def _transfer(self, kind: str, player_id: str, amount: int, transfer_id: str) -> Balance:
+        """A ``credit`` (the first one opens the wallet) or a ``debit``, once per transfer id: a
+        retry with the same request answers the balance it left."""
         check_id(player_id, "player_id")
         check_id(transfer_id, "transfer_id")
         done = self._find(Transfer, transfer_uuid(transfer_id))
@@ -222,10 +159,13 @@ class Thirteen(EventLogApplication):
             )
         wallet = self._find(Wallet, wallet_uuid(player_id))
         if wallet is None:
-            if not create:
+            if kind != "credit":
                 raise no_wallet(player_id)
             wallet = Wallet(player_id=player_id)
-        apply(wallet)
+        if kind == "credit":
+            wallet.credit(transfer_id, amount)
+        else:
+            wallet.debit(transfer_id, amount)
         transfer = Transfer(
             transfer_id=transfer_id,
             player_id=player_id,
@@ -238,26 +178,12 @@ class Thirteen(EventLogApplication):
 
     @command
     def credit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
-        return self._transfer(
-            "credit",
-            player_id,
-            amount,
-            transfer_id,
-            lambda w: w.credit(transfer_id, amount),
-            create=True,
-        )
+        return self._transfer("credit", player_id, amount, transfer_id)
 
     @command
     def debit(self, player_id: str, amount: int, transfer_id: str) -> Balance:
         """R10.6: refused above the balance or while in a dealt, unrevealed round."""
-        return self._transfer(
-            "debit",
-            player_id,
-            amount,
-            transfer_id,
-            lambda w: w.debit(transfer_id, amount),
-            create=False,
-        )
+        return self._transfer("debit", player_id, amount, transfer_id)
 
     # Tables -----------------------------------------------------------------------------------
 

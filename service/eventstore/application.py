@@ -11,7 +11,7 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Future
-from typing import Any, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 import structlog
@@ -25,6 +25,7 @@ from service.eventstore.recorder import EventRecorder
 from service.eventstore.writer import Writer
 
 log = structlog.get_logger("thirteen.event_log")
+P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
 READER_STRIPES = 64  # locks over the aggregates readers copy (``ReaderRepository``)
@@ -177,6 +178,24 @@ class EventLogApplication(Application[UUID]):
                 mine = known.get(n.id)
                 found.append((n.id, mine if mine is not None else self.mapper.to_domain_event(n)))
         return found
+
+
+def command(method: Callable[P, R]) -> Callable[P, R]:
+    """A command: run on the process's one writer (``service.eventstore.writer``), which commits it
+    with the commands waiting beside it and re-runs it from fresh loads when that commit lost a race
+    with another process (PostgreSQL replicas). Called on the writer (by another command) it
+    runs in place; from any other thread it waits and returns a copy of the result."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        app = args[0]
+        assert isinstance(app, EventLogApplication)
+        if app.writer.is_current():
+            return method(*args, **kwargs)
+        result: R = app.writer.call(functools.partial(method, *args, **kwargs))
+        return result
+
+    return wrapper
 
 
 def from_memory(

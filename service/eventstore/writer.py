@@ -20,17 +20,9 @@ one transaction. Each caller is answered once its batch is durable.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
-import copy
-import functools
-import queue
-import random
-import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
@@ -42,14 +34,12 @@ from eventsourcing.persistence import EventStore, IntegrityError, Recording
 
 from domain.errors import RuleError
 from service.caller import CALLER_FIELD, current
-from service.errors import Conflict, Unavailable
-from service.eventstore.answers import Answer, LoopAnswer, Present, Saved, ThreadAnswer, settle_all
+from service.eventstore.answers import Saved
+from service.eventstore.queue import RETRIES, CommandQueue, Job
 from service.eventstore.recorder import EventRecorder
 
 log = structlog.get_logger("thirteen.writer")
 
-RETRIES = 10
-MAX_BATCH = 64  # commands per transaction: enough to share one commit among all callers
 LIVE_SIZE = 5000  # aggregates the writer keeps in memory
 CATCH_UP = 1000  # other replicas' events read per query when catching up
 CATCH_UP_PAGES = 20  # queries before the writer forgets what it holds and starts afresh
@@ -75,14 +65,6 @@ class UndoFailed(Exception):
 
 
 @dataclass
-class Job:
-    run: Callable[[], Any]
-    present: Present | None
-    answer: Answer
-    attempt: int = 0
-
-
-@dataclass
 class Batch:
     """What the commands of one transaction have done so far."""
 
@@ -93,10 +75,11 @@ class Batch:
     read: set[UUID] = field(default_factory=set)  # loaded by the command now running
 
 
-class Writer:
+class Writer(CommandQueue):
     """The one thread of a process that changes aggregates and stores their events."""
 
     def __init__(self, app: Log, *, fastforward: bool) -> None:
+        super().__init__()
         self.app = app
         self.fastforward = fastforward
         self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
@@ -104,87 +87,8 @@ class Writer:
         self.batches = 0  # transactions committed, for tests and benchmarks
         # Told (commands, seconds) after each committed batch (``service.metrics``).
         self.on_commit: Callable[[int, float], None] | None = None
-        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._ident = -1
-        self._start = threading.Lock()
-        self._stopped = False
         self._seen = -1  # with ``fastforward``: the log position this writer has looked at
         self._behind: set[UUID] = set()  # held aggregates another replica has added to
-
-    # Callers -----------------------------------------------------------------------------
-
-    def is_current(self) -> bool:
-        return threading.get_ident() == self._ident
-
-    def submit(self, run: Callable[[], Any], present: Present | None = None) -> Future[Any]:
-        """Queue a command; the future holds ``present(result)`` (or the result) once the
-        command's events are durable, or its error."""
-        answer = ThreadAnswer()
-        self._enqueue(run, present, answer)
-        return answer.future
-
-    def perform(self, run: Callable[[], Any], present: Present | None = None) -> Awaitable[Any]:
-        """``submit`` for a coroutine on the running loop: an asyncio future."""
-        answer = LoopAnswer(asyncio.get_running_loop())
-        self._enqueue(run, present, answer)
-        return answer.future
-
-    def _enqueue(self, run: Callable[[], Any], present: Present | None, answer: Answer) -> None:
-        job = Job(functools.partial(contextvars.copy_context().run, run), present, answer)
-        with self._start:
-            if not self._stopped:
-                if self._thread is None:
-                    self._thread = self._started()
-                self._queue.put(job)
-                return
-        _stopping([job])
-
-    def call(self, run: Callable[[], Any]) -> Any:
-        """Run a command and wait for it. The result is a copy: the writer goes on changing
-        its own aggregates after it returns."""
-        if self.is_current():
-            return run()
-        return self.submit(run, copy.deepcopy).result()
-
-    def stop(self) -> None:
-        """Finish the queued commands, then end the thread; a command queued after that (a
-        retry's timer, a caller racing the stop) is answered UNAVAILABLE."""
-        with self._start:
-            self._stopped = True
-            thread = self._thread
-        if thread is not None:
-            self._queue.put(None)
-            thread.join(timeout=30)
-        left = []
-        while True:
-            try:
-                job = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if job is not None:
-                left.append(job)
-        _stopping(left)
-
-    def _requeue(self, job: Job) -> None:
-        with self._start:
-            if not self._stopped:
-                self._queue.put(job)
-                return
-        _stopping([job])
-
-    def _started(self) -> threading.Thread:
-        ready = threading.Event()
-
-        def main() -> None:
-            self._ident = threading.get_ident()
-            ready.set()
-            self._run()
-
-        thread = threading.Thread(target=main, name="writer", daemon=True)
-        thread.start()
-        ready.wait()
-        return thread
 
     # Commands' view of the aggregates ------------------------------------------------------
 
@@ -250,42 +154,6 @@ class Writer:
         return found
 
     # The thread ----------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        while True:
-            job = self._queue.get()
-            if job is None:
-                return
-            jobs = [job]
-            while len(jobs) < MAX_BATCH:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    self._queue.put(None)  # stop after this batch
-                    break
-                jobs.append(more)
-            try:
-                self._batch(jobs)
-            except BaseException as error:  # never lose the thread, nor leave a caller waiting
-                log.exception("writer_failed")
-                self.batch = None
-                for j in jobs:
-                    if not j.answer.answered():
-                        j.answer.give(None, error)
-            self._hand_over(jobs)
-
-    @staticmethod
-    def _hand_over(jobs: list[Job]) -> None:
-        """Settle the coroutines' answers, one call onto each loop for the whole batch."""
-        waiting: dict[asyncio.AbstractEventLoop, list[LoopAnswer]] = {}
-        for job in jobs:
-            if isinstance(job.answer, LoopAnswer) and job.answer.outcome is not None:
-                waiting.setdefault(job.answer.loop, []).append(job.answer)
-        for loop, answers in waiting.items():
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-                loop.call_soon_threadsafe(settle_all, answers)
 
     def _catch_up(self) -> None:
         """Mark the aggregates other replicas changed since the last look (one query a batch):
@@ -456,23 +324,3 @@ class Writer:
         self._behind.discard(aggregate_id)
         with contextlib.suppress(KeyError):
             self.live.get(aggregate_id, evict=True)
-
-    def _retry_later(self, job: Job) -> None:
-        job.attempt += 1
-        if job.attempt >= RETRIES:
-            error = Conflict(
-                f"gave up after {RETRIES} concurrent updates of the same records; retry the call"
-            )
-            job.answer.give(None, error)
-            self._hand_over([job])
-            return
-        pause = random.uniform(0, min(0.05, 0.001 * 2**job.attempt))
-        timer = threading.Timer(pause, self._requeue, (job,))
-        timer.daemon = True
-        timer.start()
-
-
-def _stopping(jobs: list[Job]) -> None:
-    for job in jobs:
-        job.answer.give(None, Unavailable("the server is stopping; retry on another replica"))
-    Writer._hand_over(jobs)

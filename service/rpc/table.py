@@ -14,7 +14,8 @@ from domain.rules.limits import MAX_POSITION
 from service import caller
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
-from service.application import ArrangeResult, RevealResult, StandUpResult, Thirteen
+from service.application import Thirteen
+from service.replies import ArrangeResult, RevealResult, StandUpResult
 from service.rpc import mapping, paging
 from service.rpc.rounds import known_round
 from service.rpc.runner import Context, Runner, request_id_of, rpc

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from service._generated.thirteen.v1 import wallet_pb2, wallet_pb2_grpc
-from service.application import Balance, Thirteen
+from service.application import Thirteen
+from service.replies import Balance
 from service.rpc.runner import Context, Runner, rpc
 
 R = TypeVar("R")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from domain.errors import SeatError
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
-from service.application import Balance
+from service.replies import Balance
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 from tests.support.stores import store_environ

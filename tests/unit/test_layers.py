@@ -34,7 +34,7 @@ FLOORS: list[tuple[str, ...]] = [
     ),
     (  # the application and what reads or keeps the store beside it
         "service.application",
-        "service.commands",
+        "service.replies",
         "service.sweeper",
         "service.evidence",
         "service.transparency",
