@@ -338,16 +338,19 @@ class Round(Aggregate):
             raise PhaseError(f"round {self.round_id} is over")
         if player_id not in self.active:
             raise PhaseError(f"player {player_id} is not active in round {self.round_id}")
-        ruleset = self.ruleset
-        transfers = escape_transfers(
+        transfers = self.escape_coins(player_id)
+        self._escaped(player_id, transfers, now)
+        return transfers
+
+    def escape_coins(self, player_id: str) -> dict[str, int]:
+        """R11.1, R11.2: what ``player_id`` escaping now would pay, and who would get it."""
+        return escape_transfers(
             player_id,
             self.active,
             base=self.base_stake,
             balance_at_deal=self.balances[player_id],
-            multiple=ruleset.escape_penalty_multiple,
+            multiple=self.ruleset.escape_penalty_multiple,
         )
-        self._escaped(player_id, transfers, now)
-        return transfers
 
     @event(PlayerEscaped)
     def _escaped(self, player_id: str, transfers: dict[str, int], at: datetime) -> None:

@@ -23,39 +23,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 import structlog
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2
 
 from projections.projector import Leadership, NewerViews, Projector
 from projections.store import ResumePoint, ViewStore
-from service._generated.thirteen.v1 import (
-    audit_pb2_grpc,
-    diagnostics_pb2_grpc,
-    results_pb2_grpc,
-    table_pb2_grpc,
-    transparency_pb2_grpc,
-    wallet_pb2_grpc,
-)
 from service.application import Thirteen
 from service.clock import Clock
 from service.eventstore.follower import LogFollower
 from service.eventstore.locks import FileLock
 from service.eventstore.storage import opened, serving, starting_together, while_starting
-from service.rpc.audit import AuditServicer
 from service.rpc.authorizing import Authorize
-from service.rpc.diagnostics import DiagnosticsServicer
-from service.rpc.results import ResultsServicer
 from service.rpc.runner import Runner
-from service.rpc.server import KNOWN_SERVICES, SERVICES, Registration, create_server
-from service.rpc.table import TableServicer
-from service.rpc.transparency import TransparencyServicer
+from service.rpc.server import KNOWN_SERVICES, SERVICES, create_server
+from service.rpc.services import every_servicer
 from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.views import Views
-from service.rpc.wallet import WalletServicer
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.security.policy import Policy
 from service.seed_keys import SEED_KEY_FILE, load_or_create
 from service.sweeper import DeadlineSweeper
-from service.transparency.log import LogOptions, TransparencyLog
+from service.transparency.log import TransparencyLog
+from service.transparency.options import LogOptions
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -108,6 +96,14 @@ class Running:
     serving_lock: FileLock | None = None  # SQLite: this process serves the store
     transparency: TransparencyLog | None = None
     metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
+
+    def start_beside(self) -> None:
+        """Start what runs beside the server: the follower, the sweeper, the projector, the log."""
+        self.follower.start()
+        self.sweeper.start()
+        self.projector.start()
+        if self.transparency is not None:
+            self.transparency.start()
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop taking calls, let the running ones finish, then stop the background work."""
@@ -214,42 +210,50 @@ async def _assemble(
         transparency_log.on_health = _health_setter(health_servicer, loop, log_service)
     run = Runner(executor)
     reads = Views(views, projector)  # every RPC's read of the views, as of the call
-    servicers: list[Registration] = [
-        functools.partial(
-            wallet_pb2_grpc.add_WalletServiceServicer_to_server, WalletServicer(app, run)
-        ),
-        functools.partial(
-            table_pb2_grpc.add_TableServiceServicer_to_server, TableServicer(app, run, hub)
-        ),
-        functools.partial(
-            diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server, DiagnosticsServicer(run)
-        ),
-        functools.partial(
-            results_pb2_grpc.add_ResultsServiceServicer_to_server, ResultsServicer(app, reads, run)
-        ),
-        functools.partial(
-            audit_pb2_grpc.add_AuditServiceServicer_to_server,
-            AuditServicer(app, reads, run, transparency_log),
-        ),
-        functools.partial(
-            transparency_pb2_grpc.add_TransparencyServiceServicer_to_server,
-            TransparencyServicer(app, transparency_log, run),
-        ),
-        functools.partial(health_pb2_grpc.add_HealthServicer_to_server, health_servicer),
-    ]
-    interceptors: list[grpc.aio.ServerInterceptor] = [Authorize(policy), RefuseUndecodable()]
-    if metrics is not None:  # first: it counts the calls the others refuse, with their codes
-        interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
-    server, port = create_server(servicers, interceptors, address, credentials)
+    servicers = every_servicer(app, run, hub, reads, health_servicer, transparency_log)
+    server, port = create_server(servicers, _interceptors(policy, metrics), address, credentials)
     resume = await loop.run_in_executor(
         executor,
         while_starting,
         "prepare the views",
         functools.partial(_prepare, app, views, projector, leadership, transparency_log),
     )
-    # The sweeper and the table streams read only table and round events, from where the views
-    # are (with the rounds open there), so start-up does not read the whole log; views of an
-    # earlier version know no open rounds, and then the log is read from its start.
+    follower, sweeper = _followers(app, hub, resume, sweep_interval, poll_interval)
+    if metrics is not None:
+        metrics.attach(
+            app, views=views, projector=projector, hub=hub, transparency=transparency_log
+        )
+    for name in ["", *SERVICES.values()]:  # before the projector can say otherwise
+        await health_servicer.set(name, _SERVING)
+    running = Running(
+        server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
+    )
+    running.transparency, running.metrics = transparency_log, metrics
+    running.start_beside()
+    await server.start()
+    return running
+
+
+def _interceptors(policy: Policy, metrics: Metrics | None) -> list[grpc.aio.ServerInterceptor]:
+    """Who may call (``policy``), requests that do not decode refused, and the metrics first:
+    they count the calls the others refuse, with their codes."""
+    interceptors: list[grpc.aio.ServerInterceptor] = [Authorize(policy), RefuseUndecodable()]
+    if metrics is not None:
+        interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
+    return interceptors
+
+
+def _followers(
+    app: Thirteen,
+    hub: WatchHub,
+    resume: ResumePoint | None,
+    sweep_interval: float,
+    poll_interval: float,
+) -> tuple[LogFollower, DeadlineSweeper]:
+    """The log follower and the deadline sweeper it feeds (with the table streams). They read
+    only table and round events, from where the views are (with the rounds open there), so
+    start-up does not read the whole log; views of an earlier version know no open rounds, and
+    then the log is read from its start."""
     follower = LogFollower(
         app,
         start=resume.position if resume else 0,
@@ -260,32 +264,7 @@ async def _assemble(
     if resume is not None:
         sweeper.resume(resume.open_rounds)
     follower.listeners += [sweeper.on_event, hub.on_event]
-    if metrics is not None:
-        metrics.attach(
-            app, views=views, projector=projector, hub=hub, transparency=transparency_log
-        )
-    for name in ["", *SERVICES.values()]:  # before the projector can say otherwise
-        await health_servicer.set(name, _SERVING)
-    follower.start()
-    sweeper.start()
-    projector.start()
-    if transparency_log is not None:
-        transparency_log.start()
-    await server.start()
-    return Running(
-        server,
-        port,
-        app,
-        health_servicer,
-        follower,
-        sweeper,
-        projector,
-        views,
-        executor,
-        hub,
-        transparency=transparency_log,
-        metrics=metrics,
-    )
+    return follower, sweeper
 
 
 def _prepare(
