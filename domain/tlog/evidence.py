@@ -19,7 +19,7 @@ from domain.findings import Finding
 from domain.tlog.chain import StoredRecord, canonical
 from domain.tlog.checkpoint import Checkpoint, open_checkpoint, verify_cosignature
 from domain.tlog.merkle import leaf_hash, verify_consistency, verify_inclusion
-from domain.tlog.note import COSIGNATURE_V1, NoteError, Verifier, parse
+from domain.tlog.note import COSIGNATURE_V1, Note, NoteError, Verifier, parse
 
 LOG = "LOG"  # the findings' rule: the transparency log
 
@@ -142,6 +142,12 @@ def check_log(
     return findings
 
 
+_WITNESSES_NOT_CHECKED = (
+    "not checked: the checkpoint's witness cosignatures were not checked; give the witnesses' "
+    "public keys (--witness-key) to require them"
+)
+
+
 def check_cosignatures(
     log: LogEvidence | None, witnesses: Sequence[Verifier], required: int | None = None
 ) -> list[Finding]:
@@ -165,16 +171,7 @@ def check_cosignatures(
     True
     """
     if not witnesses:
-        if log is None:
-            return []
-        return [
-            Finding(
-                LOG,
-                True,
-                "not checked: the checkpoint's witness cosignatures were not checked; give "
-                "the witnesses' public keys (--witness-key) to require them",
-            )
-        ]
+        return [] if log is None else [Finding(LOG, True, _WITNESSES_NOT_CHECKED)]
     needed = len(witnesses) if required is None else required
     if log is None:
         return [Finding(LOG, False, "the document carries no checkpoint for witnesses to cosign")]
@@ -185,23 +182,8 @@ def check_cosignatures(
     cosigned: list[str] = []
     lacking: list[str] = []
     for witness in witnesses:
-        if witness.kind != COSIGNATURE_V1:
-            lacking.append(f"{witness.name} (its key is not a witness key, type 0x04)")
-            continue
-        lines = [s for s in note.signatures if s.by(witness)]
-        if not lines:
-            lacking.append(f"{witness.name} (no cosignature by it)")
-            continue
-        times, problems = [], []
-        for line in lines:
-            try:
-                times.append(verify_cosignature(note.text, line, witness))
-            except NoteError as error:
-                problems.append(str(error))
-        if times:
-            cosigned.append(f"{witness.name} (time {max(times)})")
-        else:
-            lacking.append(f"{witness.name} (invalid: {'; '.join(problems)})")
+        said, ok = _cosigned_by(note, witness)
+        (cosigned if ok else lacking).append(f"{witness.name} ({said})")
     if len(cosigned) >= needed:
         return [
             Finding(
@@ -220,6 +202,25 @@ def check_cosignatures(
             f"given, {needed} required; not by {', '.join(lacking)}",
         )
     ]
+
+
+def _cosigned_by(note: Note, witness: Verifier) -> tuple[str, bool]:
+    """Whether ``witness`` validly cosigned ``note``, and when (its newest valid line) or why
+    not."""
+    if witness.kind != COSIGNATURE_V1:
+        return "its key is not a witness key, type 0x04", False
+    lines = [s for s in note.signatures if s.by(witness)]
+    if not lines:
+        return "no cosignature by it", False
+    times, problems = [], []
+    for line in lines:
+        try:
+            times.append(verify_cosignature(note.text, line, witness))
+        except NoteError as error:
+            problems.append(str(error))
+    if times:
+        return f"time {max(times)}", True
+    return f"invalid: {'; '.join(problems)}", False
 
 
 def check_inclusion(

@@ -85,50 +85,9 @@ class StoreReader:
     def _judge_streams(
         self, streams: dict[str, list[StoredRecord]]
     ) -> Iterator[tuple[Evidence | None, list[Finding]]]:
-        round_topic = get_topic(Round.Dealt).rsplit(".", 1)[0] + "."  # "domain.round:Round."
-        rounds: dict[str, list[StoredRecord]] = {}
-        others: list[Finding] = []
-        for stream, in_log_order in streams.items():
-            records = sorted(in_log_order, key=lambda r: r.version)
-            if records != in_log_order:
-                moved = next(r for r, o in zip(records, in_log_order, strict=True) if r is not o)
-                others.append(
-                    Finding(
-                        "CHAIN",
-                        False,
-                        "the stream's events are stored out of "
-                        "order: versions do not follow the log",
-                        moved.name,
-                    )
-                )
-            streams[stream] = records
-            if records[0].topic.startswith(round_topic):
-                rounds[stream] = records  # its chain is checked with the round
-                continue
-            for broken in verify_chain(records):
-                others.append(Finding("CHAIN", False, broken.message, broken.event))
-        opened: dict[str, StoredRecord] = {}
-        started: dict[str, str] = {}  # round id → table id
-        ended: set[str] = set()
-        moves: dict[str, dict[str, list[tuple[StoredRecord, str]]]] = defaultdict(dict)
-        for records in streams.values():
-            first = records[0]
-            if first.topic == get_topic(Table.Opened):
-                opened[first.stream] = first
-                table_id = str(first.state.get("table_id", ""))
-                for record in records:
-                    if record.topic == get_topic(Table.RoundStarted):
-                        started[str(record.state.get("round_id"))] = table_id
-                    elif record.topic == get_topic(Table.RoundEnded):
-                        ended.add(str(record.state.get("round_id")))
-            elif first.topic == get_topic(Wallet.Opened):
-                player, previous = str(first.state.get("player_id", "")), ""
-                for record in records:
-                    if record.topic in WALLET_MOVES:
-                        moves[str(record.state.get("round_id"))].setdefault(player, []).append(
-                            (record, previous)
-                        )
-                    previous = record.chain
+        rounds, others = _chains(streams)
+        links = _Links(streams)
+        opened, started, ended, moves = links.opened, links.started, links.ended, links.moves
         yield None, others
         seen: set[str] = set()
         for stream, records in rounds.items():
@@ -165,6 +124,65 @@ class StoreReader:
                     for r, t in lost
                 ],
             )
+
+
+def _chains(
+    streams: dict[str, list[StoredRecord]],
+) -> tuple[dict[str, list[StoredRecord]], list[Finding]]:
+    """Each stream put in version order (a finding where the log stored it otherwise), and every
+    chain but the rounds' checked: the rounds' streams, for their own audit, and the findings."""
+    round_topic = get_topic(Round.Dealt).rsplit(".", 1)[0] + "."  # "domain.round:Round."
+    rounds: dict[str, list[StoredRecord]] = {}
+    others: list[Finding] = []
+    for stream, in_log_order in streams.items():
+        records = sorted(in_log_order, key=lambda r: r.version)
+        if records != in_log_order:
+            moved = next(r for r, o in zip(records, in_log_order, strict=True) if r is not o)
+            others.append(
+                Finding(
+                    "CHAIN",
+                    False,
+                    "the stream's events are stored out of order: versions do not follow the log",
+                    moved.name,
+                )
+            )
+        streams[stream] = records
+        if records[0].topic.startswith(round_topic):
+            rounds[stream] = records  # its chain is checked with the round
+            continue
+        for broken in verify_chain(records):
+            others.append(Finding("CHAIN", False, broken.message, broken.event))
+    return rounds, others
+
+
+class _Links:
+    """What the tables and wallets say of the rounds: each table's opening, which table started
+    each round and which ended, and each round's wallet moves by player (with the chain before
+    each move)."""
+
+    def __init__(self, streams: dict[str, list[StoredRecord]]) -> None:
+        self.opened: dict[str, StoredRecord] = {}
+        self.started: dict[str, str] = {}  # round id → table id
+        self.ended: set[str] = set()
+        self.moves: dict[str, dict[str, list[tuple[StoredRecord, str]]]] = defaultdict(dict)
+        for records in streams.values():
+            first = records[0]
+            if first.topic == get_topic(Table.Opened):
+                self.opened[first.stream] = first
+                table_id = str(first.state.get("table_id", ""))
+                for record in records:
+                    if record.topic == get_topic(Table.RoundStarted):
+                        self.started[str(record.state.get("round_id"))] = table_id
+                    elif record.topic == get_topic(Table.RoundEnded):
+                        self.ended.add(str(record.state.get("round_id")))
+            elif first.topic == get_topic(Wallet.Opened):
+                player, previous = str(first.state.get("player_id", "")), ""
+                for record in records:
+                    if record.topic in WALLET_MOVES:
+                        self.moves[str(record.state.get("round_id"))].setdefault(player, []).append(
+                            (record, previous)
+                        )
+                    previous = record.chain
 
 
 def _round_id_of(stream: str, started: Mapping[str, str]) -> str:
