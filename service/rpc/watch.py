@@ -1,7 +1,8 @@
 """Live table streams for ``WatchTable``.
 
 Each stream is a coroutine waiting on its own small queue, so open streams hold no worker
-thread and cannot starve unary calls (NOTES.md). Each event is encoded once (STYLE 12): the log
+thread and cannot starve unary calls (as a sync server's streams did, each holding one). Each
+event is encoded once (STYLE 12): the log
 follower's thread loads the state after the event once and builds its message once per
 distinct viewer among the table's open streams, then the event loop hands the same messages to
 every stream of the table. Nothing waits on a stream: a stream whose client does not read
