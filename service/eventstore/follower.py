@@ -2,10 +2,9 @@
 to listeners (the deadline sweeper, live table streams, projections).
 
 The library's SQLite recorder cannot subscribe (it raises NotImplementedError), so the follower
-polls; a local save pokes it so local events are delivered at once. On PostgreSQL the same polling serves
-several replicas. Notification ids can skip numbers, so it always resumes from the last id
-seen, never from an assumed next one.
-"""
+polls; a local save pokes it so local events are delivered at once. On PostgreSQL the same polling
+serves several replicas. Notification ids can skip numbers, so it always resumes from the last id
+seen, never from an assumed next one."""
 
 from __future__ import annotations
 
