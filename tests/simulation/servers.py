@@ -266,6 +266,8 @@ class InProcessServer:
             running.executor.shutdown(wait=True, cancel_futures=True)
             running.views.close()
             running.app.close()
+            if running.serving_lock is not None:  # the operating system lets a dead one go
+                running.serving_lock.release()
         self.served.end_loop()
         self.exit_codes.append((how, 0))
         self.running = None
