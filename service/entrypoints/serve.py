@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from service.metrics import Metrics
     from service.security.policy import Policy
     from service.security.tls import ServerTls
-    from service.transparency.log import LogOptions
+    from service.transparency.options import LogOptions
 
 
 CHECKPOINT_INTERVALS = (0.1, 60.0)

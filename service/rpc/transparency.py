@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import grpc
-
 from domain.errors import RuleError
 from domain.ids import round_uuid
 from domain.rules.limits import MAX_POSITION
@@ -13,11 +11,9 @@ from service._generated.thirteen.v1 import transparency_pb2_grpc
 from service.application import Thirteen
 from service.errors import NotFound, Unavailable
 from service.rpc.rounds import known_round
-from service.rpc.runner import Runner, rpc
+from service.rpc.runner import Context, Runner, rpc
 from service.security.access import sees_rounds_in_progress
 from service.transparency.log import TransparencyLog
-
-Context = grpc.aio.ServicerContext
 
 
 class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
@@ -103,34 +99,26 @@ class TransparencyServicer(transparency_pb2_grpc.TransparencyServiceServicer):
 
     @rpc
     async def GetCheckpoint(
-        self,
-        request: pb.GetCheckpointRequest,
-        context: Context[pb.GetCheckpointRequest, pb.GetCheckpointResponse],
+        self, request: pb.GetCheckpointRequest, context: Context
     ) -> pb.GetCheckpointResponse:
         text = await self.run(lambda: self.log.text(self.log.latest()))
         return pb.GetCheckpointResponse(checkpoint=text)
 
     @rpc
     async def GetInclusionProof(
-        self,
-        request: pb.GetInclusionProofRequest,
-        context: Context[pb.GetInclusionProofRequest, pb.GetInclusionProofResponse],
+        self, request: pb.GetInclusionProofRequest, context: Context
     ) -> pb.GetInclusionProofResponse:
         return await self.run(self._inclusion, request)
 
     @rpc
     async def GetConsistencyProof(
-        self,
-        request: pb.GetConsistencyProofRequest,
-        context: Context[pb.GetConsistencyProofRequest, pb.GetConsistencyProofResponse],
+        self, request: pb.GetConsistencyProofRequest, context: Context
     ) -> pb.GetConsistencyProofResponse:
         return await self.run(self._consistency, request)
 
     @rpc
     async def AddCosignature(
-        self,
-        request: pb.AddCosignatureRequest,
-        context: Context[pb.AddCosignatureRequest, pb.AddCosignatureResponse],
+        self, request: pb.AddCosignatureRequest, context: Context
     ) -> pb.AddCosignatureResponse:
         log = self.log
         stored = await self.run(log.add_cosignature, request.checkpoint_cosignature)

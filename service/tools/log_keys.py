@@ -21,7 +21,7 @@ from service.transparency.keys import (
     read_signer,
     read_verifier,
 )
-from service.transparency.log import LogOptions
+from service.transparency.options import LogOptions
 
 if TYPE_CHECKING:
     from service.application import Thirteen

@@ -30,7 +30,7 @@ from domain.tlog.merkle import HASH_BYTES, Frontier, leaf_hash
 from domain.tlog.note import NoteError, Verifier
 from service.application import Thirteen
 from service.evidence import Evidence, record_of
-from service.transparency.log import LogReader
+from service.transparency.reader import LogReader
 from service.transparency.store import StoredCheckpoint
 
 STORE = "the store"  # where the findings say the events and proofs come from
@@ -247,6 +247,11 @@ class StoreLogAudit:
                 ),
                 *later,
             ]
+        return [*self._not_as_logged(differ), *later]
+
+    def _not_as_logged(self, differ: list[int]) -> list[Finding]:
+        """A failure naming the event of each of the first ``NAMED`` leaves in ``differ`` (the
+        leaves not as stored), and how many more there are."""
         found = [
             Finding(
                 LOG,
@@ -261,7 +266,7 @@ class StoreLogAudit:
             found.append(
                 Finding(LOG, False, f"and {len(differ) - NAMED} more events not as logged")
             )
-        return [*found, *later]
+        return found
 
     def _name(self, position: int) -> str:
         """How a finding names the event at ``position`` (read again: only failures ask)."""

@@ -1,5 +1,5 @@
-"""The transparency log (issue 12): a Merkle tree over every stored event in log order, signed
-checkpoints of it, and its proofs.
+"""The transparency log (issue 12): a Merkle tree over every stored event in log order, and
+signed checkpoints of it, kept by one appender thread per process (``TransparencyLog``).
 
 - **Appending.** One thread per process follows the event log in position order and appends
   each event's leaf (``domain.tlog.evidence.leaf_data``), storing the perfect subtrees it
@@ -17,60 +17,37 @@ checkpoints of it, and its proofs.
   another key, is never signed over (``transparency_log_inconsistent``,
   ``log_key_conflict`` in the log), so the log never signs two inconsistent checkpoints, across
   restarts too.
-- **Health.** ``on_health`` is told when the log stops serving and when it serves again: it
-  refuses to sign (above), the appender failed ``FAILURES_BEFORE_NOT_SERVING`` times in a row
-  (a database error, an integrity error from a tampered tree), or events have waited for the
-  tree or a checkpoint for ``stall_after`` seconds beyond the checkpoint interval without either
-  advancing. Every replica judges the last from the stored tree, not only the appender.
-- **Proofs** read only the subtree hashes they need (``domain.tlog.merkle``), never every leaf
-  (``LogReader``, which the audit of a store uses too).
+- **Health.** ``on_health`` is told when the log stops serving and when it serves again: when it
+  refuses to sign (above), or when the appender keeps failing or the tree stalls
+  (``service.transparency.health``).
+
+The stored tree, its checkpoints and proofs are read by ``service.transparency.reader``
+(``LogReader``, which the log extends), witnesses' cosignatures kept by
+``service.transparency.cosignatures``, and a server's options build the log in
+``service.transparency.options``.
 """
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import structlog
 from eventsourcing.persistence import IntegrityError
 
-from domain.errors import RuleError
-from domain.tlog.checkpoint import (
-    Checkpoint,
-    cosignature_time_problem,
-    key_conflict,
-    sign_checkpoint,
-    verify_cosignature,
-)
-from domain.tlog.evidence import EventProof, LogEvidence, leaf_data
-from domain.tlog.merkle import (
-    Frontier,
-    Node,
-    consistency_ranges,
-    inclusion_ranges,
-    leaf_hash,
-    nodes_for,
-    range_hash,
-    subtrees,
-    verify_consistency,
-)
-from domain.tlog.note import NoteError, Signer, Verifier, parse
+from domain.tlog.checkpoint import Checkpoint, key_conflict, sign_checkpoint
+from domain.tlog.evidence import leaf_data
+from domain.tlog.merkle import Frontier, Node, leaf_hash, subtrees, verify_consistency
+from domain.tlog.note import Signer, Verifier
 from projections.projector import Leadership
 from service.application import Thirteen
-from service.errors import (
-    CosignatureTimeRefused,
-    InvalidCosignature,
-    NotFound,
-    NotYetLogged,
-    Unavailable,
-    UnknownWitness,
-)
 from service.eventstore.application import from_memory, mine_after
 from service.evidence import record_of
-from service.transparency.store import StaleTree, StoredCheckpoint, TreeState, TreeStore
+from service.transparency.cosignatures import add_cosignature
+from service.transparency.health import STALL_AFTER, Health
+from service.transparency.reader import LogReader
+from service.transparency.store import StaleTree, StoredCheckpoint, TreeState
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -78,159 +55,6 @@ CHECKPOINT_INTERVAL = 2.0  # seconds between checkpoints while the log grows (at
 APPEND_INTERVAL = 0.25  # seconds between appends: each is one transaction for what arrived
 BATCH = 2000  # leaves appended per transaction when catching up
 PURPOSE = "transparency_log"  # the advisory lock that elects the appender among replicas
-STALL_AFTER = 30.0
-"""Seconds, beyond the checkpoint interval, that stored events may wait for the tree or a
-checkpoint while neither advances, before the log reports NOT_SERVING."""
-FAILURES_BEFORE_NOT_SERVING = 3  # the appender's failures in a row (as the projector's)
-
-
-@dataclass(frozen=True)
-class LogOptions:
-    """How a server keeps its transparency log (``service.rpc.server.start``)."""
-
-    key: Signer | None = None  # None: a key made for this process only, gone when it ends
-    witnesses: tuple[Verifier, ...] = ()  # whose cosignatures AddCosignature keeps
-    checkpoint_interval: float = CHECKPOINT_INTERVAL
-    enabled: bool = True  # off only for the benchmark that measures what the log costs
-    stall_after: float = STALL_AFTER
-
-    def build(self, app: Thirteen) -> TransparencyLog | None:
-        if not self.enabled:
-            return None
-        key = self.key
-        if key is None:
-            key = Signer.from_seed(
-                f"thirteen.invalid/ephemeral-{secrets.token_hex(4)}", secrets.token_bytes(32)
-            )
-            log.warning(
-                "log_key_ephemeral",
-                vkey=key.verifier.vkey,
-                reason="no log key given: checkpoints are signed by a key this process forgets",
-            )
-        return TransparencyLog(
-            app,
-            key,
-            witnesses=self.witnesses,
-            checkpoint_interval=self.checkpoint_interval,
-            stall_after=self.stall_after,
-        )
-
-
-@dataclass(frozen=True)
-class Located:
-    """A stored event's place in the tree."""
-
-    position: int
-    leaf_index: int
-
-
-class LogReader:
-    """The stored tree and checkpoints of ``app``'s log, read: the latest checkpoint, proofs,
-    roots. Shares nothing with the appender but the store."""
-
-    def __init__(self, app: Thirteen) -> None:
-        self.app = app
-        self.store = TreeStore(app)
-
-    def root_at(self, size: int) -> bytes:
-        """The root of the stored tree's first ``size`` leaves."""
-        wanted = subtrees(0, size)
-        return range_hash(0, size, self.store.nodes(wanted).__getitem__)
-
-    def latest(self) -> StoredCheckpoint:
-        found = self.store.latest_checkpoint()
-        if found is None:
-            raise Unavailable("the transparency log has signed no checkpoint yet; retry shortly")
-        return found
-
-    def text(self, checkpoint: StoredCheckpoint) -> str:
-        """The signed checkpoint with the witnesses' cosignatures after the log's signature."""
-        return checkpoint.note + "".join(self.store.cosignatures(checkpoint.size))
-
-    def covering_position(self, position: int, earlier_size: int = 0) -> StoredCheckpoint | None:
-        """The checkpoint an export proves its events against: the newest one a witness has
-        cosigned whose tree holds the event at ``position`` (and so every event before it)
-        and ``earlier_size`` leaves (the caller's earlier checkpoint must be a prefix of it),
-        else the latest, if its tree holds that event; None until one does. Not simply the
-        latest (which ``GetCheckpoint`` serves, for witnesses to cosign): a log signs every
-        ``checkpoint_interval`` while it grows and a witness polls less often, so the latest
-        is seldom cosigned yet and an export of it would carry no cosignature."""
-        latest = self.store.latest_checkpoint()
-        if latest is None:
-            return None
-        index = self.store.leaf_index(position, latest.size)
-        if index is None:
-            return None
-        cosigned = self.store.newest_cosigned(max(index + 1, earlier_size))
-        return cosigned or latest
-
-    def tree_size(self, requested: int) -> int:
-        """``requested`` (0: the latest checkpoint's size), if the log has signed that far."""
-        latest = self.latest().size
-        if requested == 0:
-            return latest
-        if requested > latest:
-            raise NotYetLogged(
-                f"the log has signed checkpoints up to {latest} events, not {requested}: "
-                "ask for a tree it has signed",
-                field="tree_size",
-            )
-        return requested
-
-    def locate(self, positions: Sequence[int], size: int) -> list[Located]:
-        """The leaf of each event position in the tree of ``size`` leaves."""
-        found = []
-        for position in positions:
-            index = self.store.leaf_index(position, size)
-            if index is None:
-                if position <= self.store.position(size - 1):
-                    raise NotFound(f"no event is stored at position {position}", field="position")
-                raise NotYetLogged(
-                    f"the event at position {position} is not in the tree of {size} events "
-                    "yet: ask again once a later checkpoint is signed",
-                    field="position",
-                )
-            found.append(Located(position, index))
-        return found
-
-    def inclusion(self, located: Sequence[Located], size: int) -> list[list[bytes]]:
-        """The inclusion proof of each located leaf in the tree of ``size`` leaves."""
-        ranges = [inclusion_ranges(where.leaf_index, size) for where in located]
-        distinct = {r for each in ranges for r in each}  # neighbours share their upper ranges
-        nodes = self.store.nodes(nodes_for(distinct))
-        hashes = {(s, e): range_hash(s, e, nodes.__getitem__) for s, e in distinct}
-        return [[hashes[r] for r in each] for each in ranges]
-
-    def consistency(self, old: int, new: int) -> list[bytes]:
-        """The consistency proof from the tree of ``old`` leaves to that of ``new``."""
-        if old > new:
-            raise RuleError(f"old_size {old} is larger than new_size {new}", field="old_size")
-        ranges = consistency_ranges(old, new)
-        nodes = self.store.nodes(nodes_for(ranges))
-        return [range_hash(s, e, nodes.__getitem__) for s, e in ranges]
-
-    def evidence(
-        self,
-        events: Sequence[tuple[str, int, int]],
-        checkpoint: StoredCheckpoint,
-        earlier_size: int = 0,
-    ) -> LogEvidence:
-        """An export's log section: each event (stream, version, position) with its inclusion
-        proof in ``checkpoint``'s tree, and the consistency proof from ``earlier_size``."""
-        located = self.locate([position for _, _, position in events], checkpoint.size)
-        proofs = self.inclusion(located, checkpoint.size)
-        consistency: list[bytes] = []
-        if 0 < earlier_size < checkpoint.size:
-            consistency = self.consistency(earlier_size, checkpoint.size)
-        return LogEvidence(
-            self.text(checkpoint),
-            tuple(
-                EventProof(stream, version, where.position, where.leaf_index, tuple(proof))
-                for (stream, version, _), where, proof in zip(events, located, proofs, strict=True)
-            ),
-            earlier_size if 0 < earlier_size <= checkpoint.size else 0,
-            tuple(consistency),
-        )
 
 
 class TransparencyLog(LogReader):
@@ -253,11 +77,11 @@ class TransparencyLog(LogReader):
         self.witnesses = list(witnesses)
         self.checkpoint_interval = checkpoint_interval
         self.append_interval = max(0.01, min(append_interval, checkpoint_interval))
-        self.stall_after = stall_after
         # One appender among the replicas of a store (none needed where one process serves it).
         self.leadership = leadership or app.database.leadership(PURPOSE)
         self.leading = False
         self.failure: str | None = None  # why no checkpoint can be signed, when none can
+        self.health = Health(checkpoint_interval, stall_after)
         self.on_health: Callable[[bool], None] | None = None  # told when serving changes
         self._single_writer = not app.writer.fastforward
         app.heads.keep_leaves = True  # each commit's leaf hashes, computed as it is encoded
@@ -265,12 +89,6 @@ class TransparencyLog(LogReader):
         self._frontier: Frontier | None = None
         self._signed: StoredCheckpoint | None = None
         self._signed_at = float("-inf")
-        self._failures = 0  # the appender's failures in a row
-        self._cause = ""  # the last one's
-        self._progress: tuple[int, int] = (-1, -1)  # (tree size, signed size) last seen
-        self._progress_at = time.monotonic()  # when it last advanced, or nothing waited
-        self._waiting = False  # whether stored events wait for the tree or a checkpoint
-        self._serving = True
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="transparency-log", daemon=True)
@@ -313,13 +131,13 @@ class TransparencyLog(LogReader):
                     self.append_once()
                     self.sign_if_due()
                 self.observe(time.monotonic())
-                self._failures = 0
+                self.health.recovered()
             except Exception as error:  # the database: a cut session, a lost race, tampering
-                self._failures += 1
-                self._cause = repr(error)
-                log.warning("transparency_log_retrying", cause=self._cause, attempt=self._failures)
+                cause = repr(error)
+                self.health.failed(cause)
+                log.warning("transparency_log_retrying", cause=cause, attempt=self.health.failures)
                 self._reset()
-                self._stop.wait(min(1.0, 0.1 * self._failures))
+                self._stop.wait(min(1.0, 0.1 * self.health.failures))
             self.report(time.monotonic())
             self._wake.wait(self.append_interval if leading else 1.0)
             self._wake.clear()
@@ -347,40 +165,19 @@ class TransparencyLog(LogReader):
         else:
             latest = self.store.latest_checkpoint()
             signed = latest.size if latest is not None else 0
-        waiting = state.position < self.app.max_position() or signed < state.size
-        progress = (state.size, signed)
-        if progress != self._progress or not self._waiting:  # advanced, or it starts waiting
-            self._progress, self._progress_at = progress, now
-        self._waiting = waiting
+        self.health.observe(state, signed, self.app.max_position(), now)
 
     def problem(self, now: float) -> str | None:
         """Why the log does not serve now (it signs nothing more, or has stalled); None when
         it does."""
         if self.failure is not None:
             return self.failure
-        if self._failures >= FAILURES_BEFORE_NOT_SERVING:
-            return f"the appender failed {self._failures} times in a row: {self._cause}"
-        waited = now - self._progress_at
-        if self._waiting and waited > self.stall_after + self.checkpoint_interval:
-            return (
-                f"stored events have waited {waited:.0f} s for the tree or a checkpoint, and "
-                f"neither advanced (tree of {self._progress[0]} events, signed "
-                f"{self._progress[1]})"
-            )
-        return None
+        return self.health.problem(now)
 
     def report(self, now: float) -> None:
         """Tell ``on_health`` when the log stops serving or serves again."""
-        reason = self.problem(now)
-        if (reason is None) == self._serving:
-            return
-        self._serving = reason is None
-        if reason is None:
-            log.info("transparency_log_serving")
-        else:
-            log.error("transparency_log_not_serving", reason=reason)
-        if self.on_health is not None:
-            self.on_health(self._serving)
+        if self.health.judge(self.problem(now)) and self.on_health is not None:
+            self.on_health(self.health.serving)
 
     # Appending ----------------------------------------------------------------------------
 
@@ -509,46 +306,6 @@ class TransparencyLog(LogReader):
     # Cosignatures -------------------------------------------------------------------------
 
     def add_cosignature(self, cosigned: str) -> StoredCheckpoint:
-        """Keep every witness's cosignature in ``cosigned`` (a checkpoint this log signed, as a
-        signed note carrying the witness's lines), all or none: each line by a known witness
-        must verify and carry a time near the log's clock
-        (``domain.tlog.checkpoint.cosignature_time_problem``); per witness the newest is kept. The
-        checkpoint it is for."""
-        try:
-            note = parse(cosigned)
-            checkpoint = Checkpoint.parse(note.text)
-        except NoteError as error:
-            raise InvalidCosignature(
-                f"not a cosigned checkpoint: {error}", field="checkpoint_cosignature"
-            ) from None
-        stored = self.store.checkpoint(checkpoint.size)
-        if stored is None or parse(stored.note).text != note.text:
-            raise InvalidCosignature(
-                f"the log signed no such checkpoint (of {checkpoint.size} events with that "
-                "root): cosign a checkpoint from GetCheckpoint",
-                field="checkpoint_cosignature",
-            )
-        now = int(self.app.clock.now().timestamp())
-        kept: list[tuple[str, str, int]] = []
-        for signature in note.signatures:
-            witness = next((w for w in self.witnesses if signature.by(w)), None)
-            if witness is None:
-                continue
-            try:
-                stamp = verify_cosignature(note.text, signature, witness)
-            except NoteError as error:
-                raise InvalidCosignature(str(error), field="checkpoint_cosignature") from None
-            problem = cosignature_time_problem(stamp, now)
-            if problem is not None:
-                raise CosignatureTimeRefused(
-                    f"the cosignature of {witness.name!r} is refused: {problem}",
-                    field="checkpoint_cosignature",
-                )
-            kept.append((f"{witness.name}+{witness.key_id.hex()}", signature.line, stamp))
-        if not kept:
-            known = ", ".join(w.vkey for w in self.witnesses) or "none (serve --witness-key)"
-            raise UnknownWitness(
-                f"no line of it is a cosignature by a witness key this server knows: {known}"
-            )
-        self.store.add_cosignatures(checkpoint.size, kept)
-        return stored
+        """Keep the witnesses' cosignatures in ``cosigned``
+        (``service.transparency.cosignatures``); the checkpoint they are for."""
+        return add_cosignature(self.store, self.witnesses, self.app.clock, cosigned)

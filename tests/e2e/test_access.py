@@ -29,7 +29,7 @@ from service._generated.thirteen.v1 import (
 )
 from service.security.policy import Policy
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
-from service.transparency.log import LogOptions
+from service.transparency.options import LogOptions
 from tests.e2e.helpers import (
     arrange_well,
     deal,

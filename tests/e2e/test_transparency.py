@@ -31,7 +31,7 @@ from service._generated.thirteen.v1 import (
     transparency_pb2,
 )
 from service.transparency.keys import load_or_create
-from service.transparency.log import LogOptions
+from service.transparency.options import LogOptions
 from tests.e2e.helpers import (
     Refusal,
     arrange_well,

@@ -20,7 +20,7 @@ from service.bootstrap import Running, ServerOnThread, open_app
 from service.metrics import Metrics
 from service.security.policy import Policy
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
-from service.transparency.log import LogOptions
+from service.transparency.options import LogOptions
 from tests.support.clock import ManualClock
 
 

@@ -1,0 +1,48 @@
+"""How a server keeps its transparency log (``LogOptions``, from ``thirteen serve``'s options),
+and the log they build."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+import structlog
+
+from domain.tlog.note import Signer, Verifier
+from service.application import Thirteen
+from service.transparency.health import STALL_AFTER
+from service.transparency.log import CHECKPOINT_INTERVAL, TransparencyLog
+
+log = structlog.get_logger("thirteen.transparency")
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """How a server keeps its transparency log (``service.bootstrap.start``)."""
+
+    key: Signer | None = None  # None: a key made for this process only, gone when it ends
+    witnesses: tuple[Verifier, ...] = ()  # whose cosignatures AddCosignature keeps
+    checkpoint_interval: float = CHECKPOINT_INTERVAL
+    enabled: bool = True  # off only for the benchmark that measures what the log costs
+    stall_after: float = STALL_AFTER
+
+    def build(self, app: Thirteen) -> TransparencyLog | None:
+        if not self.enabled:
+            return None
+        key = self.key
+        if key is None:
+            key = Signer.from_seed(
+                f"thirteen.invalid/ephemeral-{secrets.token_hex(4)}", secrets.token_bytes(32)
+            )
+            log.warning(
+                "log_key_ephemeral",
+                vkey=key.verifier.vkey,
+                reason="no log key given: checkpoints are signed by a key this process forgets",
+            )
+        return TransparencyLog(
+            app,
+            key,
+            witnesses=self.witnesses,
+            checkpoint_interval=self.checkpoint_interval,
+            stall_after=self.stall_after,
+        )
