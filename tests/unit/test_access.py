@@ -20,13 +20,13 @@ POLICY = Policy.parse(
 )
 
 
-def test_a_role_the_method_names_is_enough_and_admin_has_every_role():
+def test_a_role_the_method_names_is_enough_and_admin_has_every_role() -> None:
     assert authorize(POLICY, "c", "Credit").identity == "c"
     assert authorize(POLICY, "both", "Deal").roles == frozenset({"dealer", "cashier"})
     assert authorize(POLICY, "root", "Debit").admin
 
 
-def test_an_identity_without_the_role_is_denied_naming_the_roles_that_would_do():
+def test_an_identity_without_the_role_is_denied_naming_the_roles_that_would_do() -> None:
     with pytest.raises(PermissionDenied) as refused:
         authorize(POLICY, "d1", "Credit")
     assert refused.value.roles == ("cashier", "admin")
@@ -34,13 +34,13 @@ def test_an_identity_without_the_role_is_denied_naming_the_roles_that_would_do()
         authorize(POLICY, "someone-else", "Echo")
 
 
-def test_no_identity_under_a_policy_is_unauthenticated():
+def test_no_identity_under_a_policy_is_unauthenticated() -> None:
     with pytest.raises(Unauthenticated) as refused:
         authorize(POLICY, None, "GetBalance")
     assert refused.value.roles == ("cashier", "reader", "admin")
 
 
-def test_without_a_policy_everyone_is_admin_and_recorded_as_anonymous_or_its_certificate():
+def test_without_a_policy_everyone_is_admin_and_recorded_as_anonymous_or_its_certificate() -> None:
     assert authorize(Policy.everyone_admin(), None, "Credit") == Caller(
         "anonymous", frozenset({"admin"})
     )
@@ -59,7 +59,9 @@ def test_without_a_policy_everyone_is_admin_and_recorded_as_anonymous_or_its_cer
         ("d1", {"cashier"}, "d1", False),  # the same name without the role
     ],
 )
-def test_a_table_is_run_by_its_dealer_or_an_admin(identity, roles, dealer, runs):
+def test_a_table_is_run_by_its_dealer_or_an_admin(
+    identity: str, roles: set[str], dealer: str, runs: bool
+) -> None:
     caller = Caller(identity, frozenset(roles))
     assert runs_table(caller, dealer) is runs
     if not runs:
@@ -67,7 +69,7 @@ def test_a_table_is_run_by_its_dealer_or_an_admin(identity, roles, dealer, runs)
             check_dealer(caller, "t", dealer)
 
 
-def test_readers_see_a_round_once_it_is_over_dealers_always():
+def test_readers_see_a_round_once_it_is_over_dealers_always() -> None:
     reader = Caller("r", frozenset({"reader"}))
     check_round_known(reader, "r1", over=True)
     with pytest.raises(PermissionDenied):
@@ -75,7 +77,7 @@ def test_readers_see_a_round_once_it_is_over_dealers_always():
     check_round_known(Caller("d", frozenset({"dealer"})), "r1", over=False)
 
 
-def test_a_reader_cannot_tell_a_round_in_progress_from_none_a_dealer_hears_not_found():
+def test_a_reader_cannot_tell_a_round_in_progress_from_none_a_dealer_hears_not_found() -> None:
     """AIP-211, permission before existence: the same refusal, word for word, either way."""
     reader = Caller("r", frozenset({"reader", "auditor"}))
     refusals = []
@@ -89,7 +91,7 @@ def test_a_reader_cannot_tell_a_round_in_progress_from_none_a_dealer_hears_not_f
 
 
 @pytest.mark.parametrize("name", ["anonymous", "thirteen:sweeper", "thirteen:in-process"])
-def test_names_the_service_gives_itself_cannot_be_claimed(name):
+def test_names_the_service_gives_itself_cannot_be_claimed(name: str) -> None:
     """A policy or a certificate naming them would pass for the sweeper, the service itself or
     the callers of a server without a policy (whose tables are any dealer's)."""
     with pytest.raises(PolicyError, match="reserved"):

@@ -10,7 +10,7 @@ from .helpers import arrangement, cards
 DEALT = cards("Qh Qd 3c 9s 9c 5d 5h Kc 2s 6s 8s Js As")
 
 
-def test_r4_1_arrangement_uses_exactly_the_dealt_cards():
+def test_r4_1_arrangement_uses_exactly_the_dealt_cards() -> None:
     a = Arrangement.of(
         cards("Qh Qd 3c"), cards("9s 9c 5d 5h Kc"), cards("2s 6s 8s Js As"), dealt=DEALT
     )
@@ -27,22 +27,24 @@ def test_r4_1_arrangement_uses_exactly_the_dealt_cards():
         ("Qh Qd 3c", "9s 9c 5d 5h Kc", "2s 6s 8s Js Qh", "Qh is used twice"),
     ],
 )
-def test_r4_1_wrong_sizes_foreign_or_repeated_cards_are_refused(front, middle, back, message):
+def test_r4_1_wrong_sizes_foreign_or_repeated_cards_are_refused(
+    front: str, middle: str, back: str, message: str
+) -> None:
     with pytest.raises(ArrangementError, match=message):
         Arrangement.of(cards(front), cards(middle), cards(back), dealt=DEALT)
 
 
-def test_r4_2_middle_beating_back_is_a_foul():
+def test_r4_2_middle_beating_back_is_a_foul() -> None:
     a = arrangement("Qh Qd 3c | 2s 6s 8s Js As | 9s 9c 5d 5h Kc")
     assert a.foul_reason() == "middle (flush, A-high) beats back (two pair, 9s and 5s)"
 
 
-def test_r4_2_front_beating_middle_is_a_foul_by_r3():
+def test_r4_2_front_beating_middle_is_a_foul_by_r3() -> None:
     a = arrangement("3d 3s 3c | 2h 2s 4s 7s 9h | Th Jc Qc Kc Ac")
     assert a.foul_reason() == "front (three of a kind, 3s) beats middle (pair, 2s)"
 
 
-def test_r4_2_equal_piles_are_allowed():
+def test_r4_2_equal_piles_are_allowed() -> None:
     # back == middle by value (same ranks, suits do not count) and front == middle by R3
     b = arrangement("Kh Kd Ad | Ks Kc As 7d 3h | 2h 6h 8h Jh Ah")
     assert b.foul_reason() is None
@@ -50,5 +52,5 @@ def test_r4_2_equal_piles_are_allowed():
     assert c.foul_reason() is None
 
 
-def test_r4_2_normal_arrangements_are_not_fouls():
+def test_r4_2_normal_arrangements_are_not_fouls() -> None:
     assert arrangement("Qh Qd 3c | 9s 9c 5d 5h Kc | 2s 6s 8s Js As").foul_reason() is None

@@ -35,11 +35,11 @@ from .helpers import cards
         ("Qd Kc Ah 2s 3d", Category.HIGH_CARD),  # no wrap-around straight
     ],
 )
-def test_r2_1_five_card_pile_is_exactly_one_category(text, category):
+def test_r2_1_five_card_pile_is_exactly_one_category(text: str, category: Category) -> None:
     assert category_of(value5(cards(text))) is category
 
 
-def test_r2_1_categories_are_ordered_strongest_first():
+def test_r2_1_categories_are_ordered_strongest_first() -> None:
     ladder = [
         "9h Th Jh Qh Kh",
         "9c 9d 9h 9s 2c",
@@ -64,30 +64,30 @@ def test_r2_1_categories_are_ordered_strongest_first():
         ("Jh Qh Kh", Category.HIGH_CARD),
     ],
 )
-def test_r2_2_front_is_only_trips_pair_or_high_card(text, category):
+def test_r2_2_front_is_only_trips_pair_or_high_card(text: str, category: Category) -> None:
     assert category_of(value3(cards(text))) is category
 
 
-def test_r2_2_suited_consecutive_front_is_no_better_than_high_card():
+def test_r2_2_suited_consecutive_front_is_no_better_than_high_card() -> None:
     assert value3(cards("Jh Qh Kh")) == value3(cards("Jc Qd Ks"))
     assert value3(cards("Jh Qh Kh")) < value3(cards("2c 2d 3s"))
 
 
-def test_r2_3_broadway_is_highest_wheel_second_by_default():
+def test_r2_3_broadway_is_highest_wheel_second_by_default() -> None:
     broadway, wheel, king_high = (
         value5(cards(t)) for t in ("Td Jc Qh Ks Ad", "Ad 2c 3h 4s 5d", "9d Tc Jh Qs Kd")
     )
     assert broadway > wheel > king_high
 
 
-def test_r2_3_wheel_lowest_when_the_ruleset_says_so():
+def test_r2_3_wheel_lowest_when_the_ruleset_says_so() -> None:
     wheel = value5(cards("Ad 2c 3h 4s 5d"), "lowest")
     six_high = value5(cards("2d 3c 4h 5s 6d"), "lowest")
     assert wheel < six_high
     assert value5(cards("Ad 2d 3d 4d 5d"), "lowest") < value5(cards("2h 3h 4h 5h 6h"), "lowest")
 
 
-def test_r2_3_straight_flushes_follow_the_straight_order():
+def test_r2_3_straight_flushes_follow_the_straight_order() -> None:
     assert value5(cards("Ah 2h 3h 4h 5h")) > value5(cards("9h Th Jh Qh Kh"))
     assert value5(cards("Th Jh Qh Kh Ah")) > value5(cards("Ah 2h 3h 4h 5h"))
 
@@ -108,11 +108,11 @@ def test_r2_3_straight_flushes_follow_the_straight_order():
         ("Ad Kc 9h 4s 3d", "Ah Kd 9s 4c 2h"),  # high card: all ranks
     ],
 )
-def test_r2_3_within_a_category_piles_compare_by_key(stronger, weaker):
+def test_r2_3_within_a_category_piles_compare_by_key(stronger: str, weaker: str) -> None:
     assert value5(cards(stronger)) > value5(cards(weaker))
 
 
-def test_r2_4_and_r1_3_equal_ranks_tie_whatever_the_suits():
+def test_r2_4_and_r1_3_equal_ranks_tie_whatever_the_suits() -> None:
     assert value5(cards("2s 6s 8s Js As")) == value5(cards("2h 6h 8h Jh Ah"))
     assert value5(cards("Td Jc Qh Ks Ad")) == value5(cards("Th Jd Qs Kc Ac"))
     assert value3(cards("Kh 7d 4c")) == value3(cards("Ks 7h 4d"))
@@ -135,11 +135,13 @@ def test_r2_4_and_r1_3_equal_ranks_tie_whatever_the_suits():
         ("Qh Qd 5c", "Qs Qc 4s 3d 2h", True),
     ],
 )
-def test_r3_front_against_middle_compares_over_the_fronts_length(front, middle, front_wins):
+def test_r3_front_against_middle_compares_over_the_fronts_length(
+    front: str, middle: str, front_wins: bool
+) -> None:
     assert front_beats_middle(value3(cards(front)), value5(cards(middle))) is front_wins
 
 
-def test_describe_names_category_and_deciding_ranks():
+def test_describe_names_category_and_deciding_ranks() -> None:
     assert describe(value5(cards("2s 6s 8s Js As"))) == "flush, A-high"
     assert describe(value5(cards("3d 4d 5c 6d 7h"))) == "straight, 7-high"
     assert describe(value5(cards("Ad 2c 3h 4s 5d"))) == "straight, 5-high (wheel)"
@@ -162,7 +164,7 @@ GOLDEN_FIVE = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("wheel", ["second", "lowest"])
-def test_r2_golden_counts_over_all_c52_5_hands(wheel):
+def test_r2_golden_counts_over_all_c52_5_hands(wheel: str) -> None:
     counts: Counter[Category] = Counter()
     values: dict[Category, set[int]] = {c: set() for c in Category}
     for hand in itertools.combinations(DECK, 5):
@@ -175,7 +177,7 @@ def test_r2_golden_counts_over_all_c52_5_hands(wheel):
         assert (counts[category], len(values[category])) == (hands, distinct), category
 
 
-def test_r2_2_golden_counts_over_all_c52_3_fronts():
+def test_r2_2_golden_counts_over_all_c52_3_fronts() -> None:
     counts: Counter[Category] = Counter()
     values: dict[Category, set[int]] = {c: set() for c in Category}
     for hand in itertools.combinations(DECK, 3):
@@ -194,7 +196,7 @@ def test_r2_2_golden_counts_over_all_c52_3_fronts():
     }
 
 
-def test_describe_against_adds_the_kickers_only_when_the_short_words_tie():
+def test_describe_against_adds_the_kickers_only_when_the_short_words_tie() -> None:
     from domain.rules.hands import describe_against
 
     j94, j87 = value3(cards("Jh 9d 4c")), value3(cards("Js 8h 7c"))

@@ -73,7 +73,7 @@ def deal(balances: dict[str, int], ruleset: Ruleset = STANDARD, number: int = 1)
 # A. Amounts and balances ---------------------------------------------------------------------
 
 
-def test_the_limits_keep_every_stored_number_far_below_int64():
+def test_the_limits_keep_every_stored_number_far_below_int64() -> None:
     """The arithmetic of the ``domain.rules.limits`` docstring, checked."""
     assert MAX_SETTLED_BALANCE == 4 * MAX_BALANCE < 2**52  # exact as a double too
     assert MAX_ROUND_POINTS * MAX_BALANCE <= 10**18 < 2**63 // 9  # a gross result (R7.1)
@@ -85,7 +85,7 @@ def test_the_limits_keep_every_stored_number_far_below_int64():
 
 
 @pytest.mark.parametrize("amount", [MAX_TRANSFER + 1, 2**62, INT64])
-def test_a_transfer_above_max_transfer_is_refused_naming_the_limit(amount):
+def test_a_transfer_above_max_transfer_is_refused_naming_the_limit(amount: int) -> None:
     wallet = wallet_with(10**6)
     events = len(wallet.pending_events)
     for move in (wallet.credit, wallet.debit):
@@ -95,13 +95,13 @@ def test_a_transfer_above_max_transfer_is_refused_naming_the_limit(amount):
     assert (len(wallet.pending_events), wallet.balance) == (events, 10**6)
 
 
-def test_a_transfer_of_max_transfer_is_accepted():
+def test_a_transfer_of_max_transfer_is_accepted() -> None:
     wallet = wallet_with(MAX_TRANSFER)
     wallet.debit("d", MAX_TRANSFER)
     assert wallet.balance == 0
 
 
-def test_a_credit_that_would_pass_max_balance_is_refused_and_records_nothing():
+def test_a_credit_that_would_pass_max_balance_is_refused_and_records_nothing() -> None:
     wallet = wallet_with(MAX_BALANCE - 5)
     events = len(wallet.pending_events)
     with pytest.raises(RuleError, match="above the limit of 1,000,000,000,000,000") as refused:
@@ -113,7 +113,7 @@ def test_a_credit_that_would_pass_max_balance_is_refused_and_records_nothing():
     assert wallet.balance == MAX_BALANCE
 
 
-def test_r9_1_a_deal_is_refused_while_a_seated_player_holds_more_than_max_balance():
+def test_r9_1_a_deal_is_refused_while_a_seated_player_holds_more_than_max_balance() -> None:
     """Winnings may take a balance above MAX_BALANCE (R9.1); the next deal names the player
     and tells them to withdraw, before any event."""
     with pytest.raises(LimitReached, match=r"A \(1,000,000,000,000,001\) holds more") as refused:
@@ -134,8 +134,8 @@ PAIR = MAX_ROUND_POINTS // limits.OPPONENTS
     st.sampled_from([1, 48, 10**6]),
 )
 def test_r9_1_after_a_deal_within_the_limits_every_balance_stays_within_four_max_balances(
-    balances, pair_points, seat_minimum
-):
+    balances: list[int], pair_points: list[int], seat_minimum: int
+) -> None:
     """R6.8, R7.1, R8.2, R9.1: with every balance at most MAX_BALANCE at the deal and each
     pair within a third of MAX_ROUND_POINTS, no gross result nears int64 and no settled
     balance passes 4 × MAX_BALANCE."""
@@ -193,7 +193,9 @@ def test_r9_1_after_a_deal_within_the_limits_every_balance_stays_within_four_max
         ({"name": "n" * 65}, "ruleset.name", "at most 64 printable characters"),
     ],
 )
-def test_r13_a_new_tables_parameters_above_their_limits_are_refused(overrides, field, says):
+def test_r13_a_new_tables_parameters_above_their_limits_are_refused(
+    overrides: dict[str, object], field: str, says: str
+) -> None:
     with pytest.raises(RulesetError) as refused:
         resolve(overrides, strict=True)
     assert refused.value.field == field
@@ -214,12 +216,12 @@ def test_r13_a_new_tables_parameters_above_their_limits_are_refused(overrides, f
         {"seat_minimum": MAX_BALANCE},
     ],
 )
-def test_r13_parameters_at_their_limits_are_accepted(overrides):
+def test_r13_parameters_at_their_limits_are_accepted(overrides: dict[str, object]) -> None:
     ruleset = resolve(overrides, strict=True)
     assert ruleset.max_round_points <= MAX_ROUND_POINTS
 
 
-def test_r6_max_round_points_bounds_every_pair_by_piles_scoops_home_runs_and_specials():
+def test_r6_max_round_points_bounds_every_pair_by_piles_scoops_home_runs_and_specials() -> None:
     """R6.1–R6.8: three opponents × max(best special, best piles × scoop × home run)."""
     assert STANDARD.max_round_points == 3 * 108
     no_dragons = {"supreme_dragon": 1, "dragon": 1, "twelve_royals": 1}
@@ -281,14 +283,14 @@ def scored_rounds(draw: st.DrawFn) -> tuple[Ruleset, list[int]]:
 
 @settings(max_examples=300, deadline=None)
 @given(scored_rounds())
-def test_r6_no_player_scores_more_than_max_round_points(scored):
+def test_r6_no_player_scores_more_than_max_round_points(scored: tuple[Ruleset, list[int]]) -> None:
     """R6: ``Ruleset.max_round_points``, which a new table's ruleset must keep within
     MAX_ROUND_POINTS, bounds what ``score_round`` gives any player, under any ruleset."""
     ruleset, points = scored
     assert all(abs(p) <= ruleset.max_round_points for p in points)
 
 
-def test_r13_a_stored_ruleset_above_the_limits_still_loads():
+def test_r13_a_stored_ruleset_above_the_limits_still_loads() -> None:
     """Stored events are forever (STYLE 14): a table opened before a limit existed keeps
     loading; only new tables are held to the limits."""
     data = STANDARD.to_dict() | {
@@ -306,7 +308,7 @@ def test_r13_a_stored_ruleset_above_the_limits_still_loads():
     assert loaded.limit_violation() is not None
 
 
-def test_r13_offline_scoring_is_not_held_to_the_limits():
+def test_r13_offline_scoring_is_not_held_to_the_limits() -> None:
     """``thirteen score`` stores nothing and counts in Python integers: only a new table
     (``strict``, as OpenTable asks) is held to the limits."""
     assert resolve({"scoop_multiplier": 1000}).max_round_points == 3 * 3 * 1000 * 2
@@ -314,7 +316,7 @@ def test_r13_offline_scoring_is_not_held_to_the_limits():
         resolve({"scoop_multiplier": 1000}, strict=True)
 
 
-def test_a_round_is_not_dealt_under_a_stored_ruleset_that_could_score_past_the_limits():
+def test_a_round_is_not_dealt_under_a_stored_ruleset_that_could_score_past_the_limits() -> None:
     """A table from before the limits loads but deals no round whose points or penalty could
     pass them; its harmless excesses (a long deadline) do not block it."""
     huge = STANDARD.with_overrides({"scoop_multiplier": INT32})
@@ -327,7 +329,7 @@ def test_a_round_is_not_dealt_under_a_stored_ruleset_that_could_score_past_the_l
     assert deal({"A": 1000, "B": 1000}, slow).deadline == AT + timedelta(seconds=10**6)
 
 
-def test_a_table_deals_at_most_max_round_number_rounds():
+def test_a_table_deals_at_most_max_round_number_rounds() -> None:
     """table.proto carries round numbers as int32."""
     with pytest.raises(LimitReached, match="open a new table"):
         deal({"A": 1000, "B": 1000}, number=limits.MAX_ROUND_NUMBER + 1)
@@ -357,7 +359,9 @@ WIDE = "水" * 30_000
         {"foul_counts_for_home_run": LONG},
     ],
 )
-def test_r13_a_hostile_ruleset_is_refused_with_a_short_message(spec):
+def test_r13_a_hostile_ruleset_is_refused_with_a_short_message(
+    spec: str | dict[str, object],
+) -> None:
     with pytest.raises(RulesetError) as refused:
         resolve(spec, strict=True)
     assert len(refused.value.message) <= SHORT
@@ -365,7 +369,7 @@ def test_r13_a_hostile_ruleset_is_refused_with_a_short_message(spec):
 
 
 @pytest.mark.parametrize("text", [LONG, WIDE, " " * 50_000 + "Zz", "\x00" * 1000])
-def test_r1_2_an_unknown_card_is_refused_quoting_only_its_start(text):
+def test_r1_2_an_unknown_card_is_refused_quoting_only_its_start(text: str) -> None:
     with pytest.raises(CardError) as refused:
         mapping.cards(["As", text], "front")
     assert refused.value.field == "front"
@@ -377,25 +381,25 @@ def test_r1_2_an_unknown_card_is_refused_quoting_only_its_start(text):
 @pytest.mark.parametrize(
     ("seconds", "nanos"), [(2**62, 0), (-(2**62), 0), (0, -1), (0, 10**9), (253402300800, 0)]
 )
-def test_a_timestamp_a_datetime_cannot_hold_is_invalid_argument(seconds, nanos):
+def test_a_timestamp_a_datetime_cannot_hold_is_invalid_argument(seconds: int, nanos: int) -> None:
     with pytest.raises(RuleError, match="since must be a time") as refused:
         mapping.moment(Timestamp(seconds=seconds, nanos=nanos), "since")
     assert refused.value.field == "since"
 
 
-def test_timestamps_at_the_ends_of_the_range_are_accepted():
+def test_timestamps_at_the_ends_of_the_range_are_accepted() -> None:
     assert mapping.moment(Timestamp(seconds=-62135596800), "since").year == 1
     assert mapping.moment(Timestamp(seconds=253402300799, nanos=999_999_999), "x").year == 9999
 
 
 @pytest.mark.parametrize("viewer", [LONG, "A\n", "x" * 129])
-def test_a_viewer_that_cannot_be_a_player_id_is_invalid_argument(viewer):
+def test_a_viewer_that_cannot_be_a_player_id_is_invalid_argument(viewer: str) -> None:
     with pytest.raises(RuleError) as refused:
         mapping.viewer(viewer)
     assert refused.value.field == "viewer" and len(refused.value.message) <= SHORT
 
 
-def test_an_empty_viewer_or_a_player_id_is_a_viewer():
+def test_an_empty_viewer_or_a_player_id_is_a_viewer() -> None:
     assert [mapping.viewer(v) for v in ["", "A", "玩家" * 64]] == ["", "A", "玩家" * 64]
 
 
@@ -403,6 +407,7 @@ def _status_texts(status: grpc.Status) -> list[str]:
     texts = [status.details]
     for key, value in status.trailing_metadata:
         if key == "grpc-status-details-bin":
+            assert isinstance(value, bytes)  # a -bin key's value
             rich = status_pb2.Status.FromString(value)
             texts.append(rich.message)
             for detail in rich.details:
@@ -425,7 +430,7 @@ def _status_texts(status: grpc.Status) -> list[str]:
         CardError(WIDE, field=LONG),
     ],
 )
-def test_to_status_clips_every_text_of_a_refusal(error):
+def test_to_status_clips_every_text_of_a_refusal(error: RuleError) -> None:
     """The last line of defence: a status whose trailing metadata a client would refuse
     (RESOURCE_EXHAUSTED) can never be built, whatever a message holds."""
     status = to_status(error)
@@ -436,7 +441,7 @@ def test_to_status_clips_every_text_of_a_refusal(error):
     assert size + len(status.details.encode()) * 3 < 8 * 1024  # grpc-message is %-encoded
 
 
-def test_to_status_keeps_a_short_message_whole():
+def test_to_status_keeps_a_short_message_whole() -> None:
     status = to_status(LimitReached("cannot deal: A (5) holds more"))
     assert status.code == grpc.StatusCode.FAILED_PRECONDITION
     assert status.details == "cannot deal: A (5) holds more"
@@ -482,13 +487,13 @@ def _token(payload: str | bytes) -> str:
         paging.token("t:y", 7),
     ],
 )
-def test_aip_158_a_malformed_page_token_is_invalid_argument(page_token):
+def test_aip_158_a_malformed_page_token_is_invalid_argument(page_token: str) -> None:
     with pytest.raises(RuleError, match="page_token is not valid") as refused:
         paging.page("t:x", 0, page_token)
     assert refused.value.field == "page_token"
 
 
-def test_aip_158_a_token_we_issued_continues_where_it_left_off():
+def test_aip_158_a_token_we_issued_continues_where_it_left_off() -> None:
     for after in [0, 1, 2**31, limits.MAX_POSITION]:
         assert paging.page("t:x", 3, paging.token("t:x", after)) == (after, 3)
     assert paging.page("p:" + "玩" * 128, 0, paging.token("p:" + "玩" * 128, 9)) == (9, 50)
@@ -520,7 +525,7 @@ json_values = st.recursive(
         ),
     )
 )
-def test_aip_158_any_page_token_gives_a_page_or_invalid_argument(page_token):
+def test_aip_158_any_page_token_gives_a_page_or_invalid_argument(page_token: str) -> None:
     """Hypothesis: whatever a caller sends as a token, the answer is a key the stores can hold
     or INVALID_ARGUMENT, never another exception."""
     try:

@@ -12,14 +12,14 @@ def entries(*positions: int) -> list[tuple[int, str]]:
     return [(p, f"e{p}") for p in positions]
 
 
-def test_memory_gives_the_run_right_after_the_position_up_to_a_gap():
+def test_memory_gives_the_run_right_after_the_position_up_to_a_gap() -> None:
     recent = entries(4, 5, 6, 9, 10)
     assert from_memory(recent, 3, 10, only_writer=False) == (entries(4, 5, 6), False)
     assert from_memory(recent, 5, 10, only_writer=True) == (entries(6), False)  # 7, 8: the log
     assert from_memory(recent, 3, 2, only_writer=False) == (entries(4, 5), True)  # the limit
 
 
-def test_memory_is_all_a_reader_needs_only_up_to_a_sole_writers_latest_commit():
+def test_memory_is_all_a_reader_needs_only_up_to_a_sole_writers_latest_commit() -> None:
     recent = entries(4, 5, 6, 9, 10)
     assert from_memory(recent, 8, 10, only_writer=True) == (entries(9, 10), True)
     assert from_memory(recent, 10, 10, only_writer=True) == ([], True)  # caught up
@@ -27,7 +27,7 @@ def test_memory_is_all_a_reader_needs_only_up_to_a_sole_writers_latest_commit():
     assert from_memory(recent, 10, 10, only_writer=False) == ([], False)  # may have committed
 
 
-def test_memory_sends_a_reader_to_the_log_where_it_cannot_prove_nothing_lies_between():
+def test_memory_sends_a_reader_to_the_log_where_it_cannot_prove_nothing_lies_between() -> None:
     recent = entries(4, 5, 6, 9, 10)
     assert from_memory(recent, 2, 10, only_writer=True) == ([], False)  # 3 is not this process's
     assert from_memory(recent, 6, 10, only_writer=True) == ([], False)  # 7 and 8 are another's
@@ -35,7 +35,7 @@ def test_memory_sends_a_reader_to_the_log_where_it_cannot_prove_nothing_lies_bet
     assert from_memory([], 0, 10, only_writer=True) == ([], False)
 
 
-def test_a_limit_of_one_gives_one_entry_and_a_limit_of_zero_none_and_no_log_read():
+def test_a_limit_of_one_gives_one_entry_and_a_limit_of_zero_none_and_no_log_read() -> None:
     recent = entries(4, 5, 6)
     assert from_memory(recent, 3, 1, only_writer=False) == (entries(4), True)
     assert from_memory(recent, 3, 0, only_writer=False) == ([], True)

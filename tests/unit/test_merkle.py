@@ -126,14 +126,14 @@ def lookup(leaves: list[bytes]) -> merkle.Lookup:
 # The vectors ---------------------------------------------------------------------------------
 
 
-def test_roots_are_the_rfc_6962_test_vectors_for_every_size_from_0_to_8():
+def test_roots_are_the_rfc_6962_test_vectors_for_every_size_from_0_to_8() -> None:
     leaves = [merkle.leaf_hash(d) for d in DATA]
     for size, expected in enumerate(ROOTS):
         assert merkle.root(leaves[:size]).hex() == expected, size
         assert mth(DATA[:size]).hex() == expected, size  # the verifier here agrees
 
 
-def test_inclusion_and_consistency_proofs_are_the_published_ones():
+def test_inclusion_and_consistency_proofs_are_the_published_ones() -> None:
     leaves = [merkle.leaf_hash(d) for d in DATA]
     for (index, size), proof in INCLUSION.items():
         made = merkle.inclusion_proof(index, size, lookup(leaves))
@@ -146,19 +146,19 @@ def test_inclusion_and_consistency_proofs_are_the_published_ones():
 # RFC 9162 behaviours -------------------------------------------------------------------------
 
 
-def test_the_empty_tree_hashes_to_sha256_of_nothing_and_a_leaf_is_prefixed_0x00():
+def test_the_empty_tree_hashes_to_sha256_of_nothing_and_a_leaf_is_prefixed_0x00() -> None:
     assert merkle.root([]) == merkle.EMPTY_ROOT == h(b"")
     assert merkle.leaf_hash(b"abc") == h(b"\x00abc") != h(b"abc")
 
 
-def test_a_node_is_prefixed_0x01_so_no_node_is_also_a_leaf():
+def test_a_node_is_prefixed_0x01_so_no_node_is_also_a_leaf() -> None:
     """Second-preimage resistance: the node over two leaves is not the leaf of their bytes."""
     a, b = merkle.leaf_hash(b"a"), merkle.leaf_hash(b"b")
     assert merkle.node_hash(a, b) == h(b"\x01" + a + b)
     assert merkle.node_hash(a, b) != merkle.leaf_hash(a + b)
 
 
-def test_a_tree_splits_at_the_largest_power_of_two_below_its_size_not_the_middle():
+def test_a_tree_splits_at_the_largest_power_of_two_below_its_size_not_the_middle() -> None:
     for n in range(2, 300):
         assert merkle.split(n) == k_of(n)
     # For 6 leaves the midpoint would give a different (and non-interoperable) root.
@@ -167,7 +167,7 @@ def test_a_tree_splits_at_the_largest_power_of_two_below_its_size_not_the_middle
     assert merkle.root([merkle.leaf_hash(d) for d in data]) == mth(data) != midpoint
 
 
-def test_every_inclusion_proof_up_to_40_leaves_verifies_here_and_in_the_service():
+def test_every_inclusion_proof_up_to_40_leaves_verifies_here_and_in_the_service() -> None:
     for n in range(1, 41):
         data, leaves = tree(n)
         root = mth(data)
@@ -177,7 +177,7 @@ def test_every_inclusion_proof_up_to_40_leaves_verifies_here_and_in_the_service(
             assert merkle.verify_inclusion(m, n, leaves[m], proof, root), (m, n)
 
 
-def test_every_consistency_proof_up_to_40_leaves_verifies_here_and_in_the_service():
+def test_every_consistency_proof_up_to_40_leaves_verifies_here_and_in_the_service() -> None:
     for n in range(1, 41):
         data, leaves = tree(n)
         for m in range(1, n):
@@ -186,7 +186,7 @@ def test_every_consistency_proof_up_to_40_leaves_verifies_here_and_in_the_servic
             assert merkle.verify_consistency(m, n, mth(data[:m]), mth(data), proof), (m, n)
 
 
-def test_consistency_of_a_tree_with_itself_and_with_the_empty_tree_needs_no_proof():
+def test_consistency_of_a_tree_with_itself_and_with_the_empty_tree_needs_no_proof() -> None:
     data, leaves = tree(5)
     assert merkle.consistency_proof(5, 5, lookup(leaves)) == []
     assert merkle.consistency_proof(0, 5, lookup(leaves)) == []
@@ -201,7 +201,7 @@ def flip(proof: list[bytes], at: int) -> list[bytes]:
     return changed
 
 
-def test_a_wrong_leaf_index_size_root_or_hash_fails_inclusion():
+def test_a_wrong_leaf_index_size_root_or_hash_fails_inclusion() -> None:
     data, leaves = tree(13)
     root = mth(data)
     proof = merkle.inclusion_proof(9, 13, lookup(leaves))  # on the right edge: shape by size
@@ -219,7 +219,7 @@ def test_a_wrong_leaf_index_size_root_or_hash_fails_inclusion():
         assert root_from_path(9, 13, leaves[9], flip(proof, at)) != root
 
 
-def test_a_rewritten_history_fails_consistency():
+def test_a_rewritten_history_fails_consistency() -> None:
     """A tree whose 4th leaf was replaced is not an extension of the tree that held the first."""
     data, leaves = tree(11)
     old = mth(data[:7])
@@ -235,7 +235,7 @@ def test_a_rewritten_history_fails_consistency():
     assert not merkle.verify_consistency(6, 11, old, mth(data), honest)
 
 
-def test_the_frontier_emits_each_perfect_subtree_once_complete_and_knows_the_root():
+def test_the_frontier_emits_each_perfect_subtree_once_complete_and_knows_the_root() -> None:
     data, leaves = tree(37)
     frontier = merkle.Frontier()
     seen: dict[merkle.Node, bytes] = {}
@@ -251,7 +251,7 @@ def test_the_frontier_emits_each_perfect_subtree_once_complete_and_knows_the_roo
     assert len(seen) == 2 * 37 - bin(37).count("1")  # every perfect subtree of 37 leaves
 
 
-def test_proofs_read_only_log_squared_subtrees_not_every_leaf():
+def test_proofs_read_only_log_squared_subtrees_not_every_leaf() -> None:
     """What a store reads for a proof of a tree of a million leaves."""
     n = 1_000_003
     assert len(merkle.nodes_for(merkle.inclusion_ranges(123_456, n))) <= 20 * 21
@@ -259,7 +259,7 @@ def test_proofs_read_only_log_squared_subtrees_not_every_leaf():
 
 
 @given(st.integers(1, 300), st.data())
-def test_any_proof_of_any_tree_verifies(n, draw):
+def test_any_proof_of_any_tree_verifies(n: int, draw: st.DataObject) -> None:
     data, leaves = tree(n)
     m = draw.draw(st.integers(0, n - 1))
     assert root_from_path(m, n, leaves[m], merkle.inclusion_proof(m, n, lookup(leaves))) == mth(
@@ -273,6 +273,6 @@ def test_any_proof_of_any_tree_verifies(n, draw):
 
 
 @pytest.mark.parametrize("start,end", [(1, 3), (2, 5), (4, 13)])
-def test_a_range_that_is_not_a_subtree_of_the_log_is_refused(start, end):
+def test_a_range_that_is_not_a_subtree_of_the_log_is_refused(start: int, end: int) -> None:
     with pytest.raises(ValueError):
         merkle.subtrees(start, end)

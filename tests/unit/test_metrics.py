@@ -61,14 +61,17 @@ class Context:
         (Context(), ValueError("a fault"), Code.UNKNOWN),
     ],
 )
-def test_a_call_ends_with_the_code_grpc_answers(context, error, expected):
+def test_a_call_ends_with_the_code_grpc_answers(
+    context: Context, error: BaseException | None, expected: Code
+) -> None:
+    # Context is a fake with only the two methods code_of reads.
     assert code_of(context, error) == expected  # type: ignore[arg-type]
 
 
 # Labels ---------------------------------------------------------------------------------------
 
 
-def test_method_labels_come_only_from_the_services_the_server_declares():
+def test_method_labels_come_only_from_the_services_the_server_declares() -> None:
     meter = CallMeter(CollectorRegistry(), KNOWN_SERVICES)
     assert meter.labels("/thirteen.v1.TableService/Deal") == ("thirteen.v1.TableService", "Deal")
     assert meter.labels("/grpc.health.v1.Health/Check") == ("grpc.health.v1.Health", "Check")
@@ -78,7 +81,7 @@ def test_method_labels_come_only_from_the_services_the_server_declares():
 
 def _call(meter: CallMeter, path: str, behaviour: Any, context: Context) -> Any:
     """Run one unary call of ``path`` through the meter, as grpc.aio would."""
-    found = grpc.unary_unary_rpc_method_handler(behaviour)
+    found: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(behaviour)
 
     async def continuation(details: Any) -> Any:
         return found
@@ -91,7 +94,7 @@ def _call(meter: CallMeter, path: str, behaviour: Any, context: Context) -> Any:
     return asyncio.run(run())
 
 
-def test_each_call_is_counted_once_with_its_code_and_timed():
+def test_each_call_is_counted_once_with_its_code_and_timed() -> None:
     registry = CollectorRegistry()
     meter = CallMeter(registry, KNOWN_SERVICES)
     path = "/thirteen.v1.TableService/Reveal"
@@ -126,7 +129,7 @@ def _player(player_id: str, foul: str | None = None, special: str | None = None)
     return {"player_id": player_id, "foul_reason": foul, "special": special}
 
 
-def test_the_rounds_counters_follow_the_events_of_each_commit():
+def test_the_rounds_counters_follow_the_events_of_each_commit() -> None:
     registry = CollectorRegistry()
     commits = Commits(registry)
     revealed = _event(
@@ -166,7 +169,7 @@ def test_the_rounds_counters_follow_the_events_of_each_commit():
     assert value("thirteen_coins_settled_total") == 100  # R9: what the winners received
 
 
-def test_a_round_revealed_before_results_were_recorded_counts_no_fouls_or_specials():
+def test_a_round_revealed_before_results_were_recorded_counts_no_fouls_or_specials() -> None:
     registry = CollectorRegistry()
     commits = Commits(registry)
     old = _event(Round.Revealed, server_seed="00", points={}, coins={"A": 5, "B": -5}, result=None)
@@ -175,7 +178,7 @@ def test_a_round_revealed_before_results_were_recorded_counts_no_fouls_or_specia
     assert registry.get_sample_value("thirteen_coins_settled_total") == 5
 
 
-def test_a_committed_batch_is_observed_once():
+def test_a_committed_batch_is_observed_once() -> None:
     registry = CollectorRegistry()
     commits = Commits(registry)
     commits.batch(3, 0.002)
@@ -252,7 +255,7 @@ def _read(readings: Readings) -> dict[tuple[str, tuple[tuple[str, str], ...]], f
     }
 
 
-def test_the_views_lag_by_the_events_after_their_position_and_the_oldest_ones_age():
+def test_the_views_lag_by_the_events_after_their_position_and_the_oldest_ones_age() -> None:
     now = T0 + timedelta(seconds=90)
     readings = Readings(
         Log(head=10, oldest=T0), Views(7), Projector(), Hub(), Tree(10, 8), lambda: now.timestamp()
@@ -267,14 +270,14 @@ def test_the_views_lag_by_the_events_after_their_position_and_the_oldest_ones_ag
     assert read["thirteen_log_checkpoint_size_leaves", ()] == 8
 
 
-def test_views_up_to_date_lag_nothing_and_a_log_without_checkpoints_reports_none():
+def test_views_up_to_date_lag_nothing_and_a_log_without_checkpoints_reports_none() -> None:
     read = _read(Readings(Log(head=4, oldest=T0), Views(4), Projector(), Hub(), Tree(4, None)))
     assert read["thirteen_projection_lag_events", ()] == 0
     assert read["thirteen_projection_lag_seconds", ()] == 0
     assert ("thirteen_log_checkpoint_size_leaves", ()) not in read
 
 
-def test_a_reading_the_store_cannot_answer_is_left_out_and_the_others_are_answered():
+def test_a_reading_the_store_cannot_answer_is_left_out_and_the_others_are_answered() -> None:
     readings = Readings(Log(head=4, oldest=T0), Views(OSError("gone")), Projector(), Hub(), None)
     read = _read(readings)
     assert ("thirteen_projection_lag_events", ()) not in read
@@ -306,7 +309,7 @@ class Counting(Views):
         return super().position()
 
 
-def test_the_store_is_read_on_one_thread_of_its_own_whichever_thread_scrapes():
+def test_the_store_is_read_on_one_thread_of_its_own_whichever_thread_scrapes() -> None:
     """The views keep a connection per thread that reads them, as long as they are open: a
     scrape on a thread of its own must not open one more each time."""
     views = Counting()
@@ -323,7 +326,7 @@ def test_the_store_is_read_on_one_thread_of_its_own_whichever_thread_scrapes():
     assert views.threads[0] not in {threading.get_ident(), *(s.ident for s in scrapers)}
 
 
-def test_a_store_reading_that_does_not_answer_in_time_is_left_out_of_the_scrape():
+def test_a_store_reading_that_does_not_answer_in_time_is_left_out_of_the_scrape() -> None:
     views = Waiting()
     readings = Readings(Log(head=4, oldest=T0), views, Projector(), Hub(), None, timeout=0.01)
     try:
@@ -337,7 +340,7 @@ def test_a_store_reading_that_does_not_answer_in_time_is_left_out_of_the_scrape(
     readings.close()
 
 
-def test_closed_readings_read_the_store_no_more():
+def test_closed_readings_read_the_store_no_more() -> None:
     views = Counting()
     readings = Readings(Log(head=4, oldest=T0), views, Projector(), Hub(), None)
     readings.close()
@@ -354,7 +357,7 @@ class App:
         self.writer = type("Writer", (), {"on_commit": None})()
 
 
-def test_closed_metrics_stop_counting_the_commits_of_an_application_that_lives_on():
+def test_closed_metrics_stop_counting_the_commits_of_an_application_that_lives_on() -> None:
     app = App()
     metrics = Metrics()
     parts: Any = {"views": Views(0), "projector": Projector(), "hub": Hub()}
@@ -371,17 +374,17 @@ def test_closed_metrics_stop_counting_the_commits_of_an_application_that_lives_o
 
 
 @pytest.mark.parametrize("address", ["9464", ":9464", "host:", "host:port", "host:70000", "[::1]"])
-def test_an_address_that_is_not_host_and_port_is_refused(address):
+def test_an_address_that_is_not_host_and_port_is_refused(address: str) -> None:
     with pytest.raises(EndpointError, match="HOST:PORT"):
         split_address(address)
 
 
-def test_an_ipv6_host_is_given_in_brackets():
+def test_an_ipv6_host_is_given_in_brackets() -> None:
     assert split_address("[::1]:9464") == ("::1", 9464)
     assert split_address("0.0.0.0:0") == ("0.0.0.0", 0)
 
 
-def test_a_server_s_metrics_listen_on_an_ephemeral_port_until_closed():
+def test_a_server_s_metrics_listen_on_an_ephemeral_port_until_closed() -> None:
     metrics = Metrics()
     address = metrics.listen("127.0.0.1:0")
     assert address.startswith("127.0.0.1:") and not address.endswith(":0")

@@ -145,7 +145,7 @@ def test_recall_lines_come_with_the_end_of_the_round_one_per_player_dealt_in(
         assert sum(line.points for line in lines) == 0
 
 
-def test_a_declared_special_is_recalled_with_its_id_and_no_foul():
+def test_a_declared_special_is_recalled_with_its_id_and_no_foul() -> None:
     """R5.4: ``any`` resolves to the strongest special the cards hold; the recall shows it."""
     for k in range(5000):
         round_ = _dealt(["ann", "bob"], [1000, 1000], f"seed-{k}")

@@ -57,7 +57,7 @@ def mapper() -> Mapper[Any]:
     return Mapper(transcoder=transcoder)
 
 
-def test_r12_8_a_deal_with_player_seeds_deals_the_test_vector_and_records_them():
+def test_r12_8_a_deal_with_player_seeds_deals_the_test_vector_and_records_them() -> None:
     round_ = dealt({"p3": "d", "p0": "a", "p1": "b"})
     assert [round_.hands[p] for p in SEATS] == R12_8
     assert round_.client_seed == "client"  # the caller's own; the effective one is derived
@@ -70,7 +70,7 @@ def test_r12_8_a_deal_with_player_seeds_deals_the_test_vector_and_records_them()
     assert Round.Dealt.class_version == 2
 
 
-def test_r12_8_without_player_seeds_the_deal_is_r12_7s():
+def test_r12_8_without_player_seeds_the_deal_is_r12_7s() -> None:
     plain, empty = dealt(), dealt({"p0": "", "p2": ""})  # an empty seed is none given
     expected = [list(map(str, hand)) for hand in deal(bytes(32), "client", "r1", 4)]
     assert [plain.hands[p] for p in SEATS] == expected
@@ -87,14 +87,16 @@ def test_r12_8_without_player_seeds_the_deal_is_r12_7s():
         ({"p2": "line\nbreak"}, "player_seeds['p2']"),
     ],
 )
-def test_r12_8_a_seed_from_anyone_not_dealt_in_or_a_bad_seed_refuses_the_deal(seeds, says):
+def test_r12_8_a_seed_from_anyone_not_dealt_in_or_a_bad_seed_refuses_the_deal(
+    seeds: dict[str, str], says: str
+) -> None:
     with pytest.raises(RuleError) as refused:
         dealt(seeds)
     assert refused.value.field == "player_seeds"
     assert says in refused.value.message
 
 
-def test_r12_8_a_first_version_dealt_event_upcasts_to_a_deal_without_player_seeds():
+def test_r12_8_a_first_version_dealt_event_upcasts_to_a_deal_without_player_seeds() -> None:
     """STYLE 14: a ``Dealt`` stored before R12.8 (no ``player_seeds``, no class version)
     decodes with ``player_seeds`` empty, rebuilds the same round, and its deal still proves
     fair from the client seed alone."""
@@ -117,9 +119,11 @@ def test_r12_8_a_first_version_dealt_event_upcasts_to_a_deal_without_player_seed
     assert proof.fair
 
 
-def test_r12_8_a_new_dealt_event_stores_its_seeds_and_class_version_2():
+def test_r12_8_a_new_dealt_event_stores_its_seeds_and_class_version_2() -> None:
     [event] = dealt({"p1": "b"}).collect_events()
     stored = mapper().to_stored_event(event)
     assert b'"player_seeds":{"p1":"b"}' in stored.state
     assert stored.state.endswith(b'"class_version":2}')
-    assert mapper().to_domain_event(stored).player_seeds == {"p1": "b"}
+    restored = mapper().to_domain_event(stored)
+    assert isinstance(restored, Round.Dealt)
+    assert restored.player_seeds == {"p1": "b"}

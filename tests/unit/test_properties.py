@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from domain.errors import SpecialError
 from domain.fairness.shuffle import deal
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import DECK
+from domain.rules.cards import DECK, Card
 from domain.rules.play import NO_ARRANGEMENT, Play, declare
 from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
 from domain.rules.scoring import Seat, score_round
@@ -65,14 +65,14 @@ def rounds(draw: st.DrawFn) -> tuple[list[Seat], Ruleset]:
 
 @settings(max_examples=300, deadline=None)
 @given(rounds())
-def test_r6_8_totals_sum_to_zero(round_):
+def test_r6_8_totals_sum_to_zero(round_: tuple[list[Seat], Ruleset]) -> None:
     seats, ruleset = round_
     assert sum(score_round(seats, ruleset).points) == 0
 
 
 @settings(max_examples=200, deadline=None)
 @given(rounds())
-def test_r6_pair_points_are_antisymmetric(round_):
+def test_r6_pair_points_are_antisymmetric(round_: tuple[list[Seat], Ruleset]) -> None:
     seats, ruleset = round_
     forward = score_round(seats, ruleset)
     backward = score_round(list(reversed(seats)), ruleset)
@@ -84,7 +84,7 @@ def test_r6_pair_points_are_antisymmetric(round_):
 
 @settings(max_examples=300, deadline=None)
 @given(rounds())
-def test_r6_3_a_foul_never_beats_a_non_foul(round_):
+def test_r6_3_a_foul_never_beats_a_non_foul(round_: tuple[list[Seat], Ruleset]) -> None:
     seats, ruleset = round_
     score = score_round(seats, ruleset)
     foul = {p.player_id: p.foul for p in score.players}
@@ -99,7 +99,9 @@ def test_r6_3_a_foul_never_beats_a_non_foul(round_):
 @given(
     st.lists(st.tuples(st.integers(-10_000, 10_000), st.integers(0, 5_000)), min_size=2, max_size=4)
 )
-def test_r9_settlement_sums_to_zero_and_never_takes_more_than_a_balance(rows):
+def test_r9_settlement_sums_to_zero_and_never_takes_more_than_a_balance(
+    rows: list[tuple[int, int]],
+) -> None:
     points = [p for p, _ in rows]
     points[-1] = -sum(points[:-1])  # gross results of a round sum to zero (R6.8)
     balances = [b for _, b in rows]
@@ -113,7 +115,9 @@ def test_r9_settlement_sums_to_zero_and_never_takes_more_than_a_balance(rows):
 
 @settings(max_examples=100, deadline=None)
 @given(st.binary(min_size=32, max_size=32), st.text(max_size=20), st.text(max_size=20))
-def test_r12_shuffle_is_a_deterministic_permutation(seed, client_seed, round_id):
+def test_r12_shuffle_is_a_deterministic_permutation(
+    seed: bytes, client_seed: str, round_id: str
+) -> None:
     first = deal(seed, client_seed, round_id, 4)
     assert first == deal(seed, client_seed, round_id, 4)
     assert sorted(card for hand in first for card in hand) == list(DECK)
@@ -121,13 +125,13 @@ def test_r12_shuffle_is_a_deterministic_permutation(seed, client_seed, round_id)
 
 @settings(max_examples=200, deadline=None)
 @given(rulesets)
-def test_r13_ruleset_round_trips_through_a_plain_dict(ruleset):
+def test_r13_ruleset_round_trips_through_a_plain_dict(ruleset: Ruleset) -> None:
     assert Ruleset.from_dict(ruleset.to_dict()) == ruleset
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.permutations(DECK), rulesets)
-def test_r5_6_suggestion_uses_the_cards_and_never_fouls(deck, ruleset):
+def test_r5_6_suggestion_uses_the_cards_and_never_fouls(deck: list[Card], ruleset: Ruleset) -> None:
     hand = deck[:13]
     arrangement = suggest(hand, ruleset).arrangement
     assert sorted(arrangement.cards) == sorted(hand)

@@ -23,8 +23,8 @@ from domain.recorded import record, recorded_score
 from domain.results import round_result
 from domain.round import Round
 from domain.rules.play import NO_ARRANGEMENT, declare
-from domain.rules.ruleset import FUJIAN, STANDARD
-from domain.rules.scoring import PileScore, Seat, score_round
+from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
+from domain.rules.scoring import PileScore, RoundScore, Seat, score_round
 from domain.rules.suggest import suggest
 
 from .helpers import cards, seat
@@ -68,7 +68,7 @@ def _played(players: str = "ABCD") -> tuple[Round, list[Any]]:
         best = suggest(round_.hand(player), STANDARD).arrangement
         round_.arrange(player, list(best.front), list(best.middle), list(best.back), T0)
     round_.reveal(SEED, T0 + timedelta(minutes=5))
-    return round_, round_.collect_events()
+    return round_, list(round_.collect_events())
 
 
 def _fold(events: list[Any]) -> Round:
@@ -83,7 +83,7 @@ def _refuse(seats: Any, ruleset: Any) -> Any:
     raise AssertionError("the showdown was scored again")
 
 
-def test_r6_the_reveal_records_the_scored_showdown_with_its_event():
+def test_r6_the_reveal_records_the_scored_showdown_with_its_event() -> None:
     round_, events = _played()
     revealed = events[-1]
     outcome = round_.revealed_outcome()
@@ -97,7 +97,9 @@ def test_r6_the_reveal_records_the_scored_showdown_with_its_event():
     assert [(p["result"], p["b"]) for p in pair["piles"]] == [(1, "foul")] * 3
 
 
-def test_r9_3_a_round_folded_from_its_events_copies_the_result_it_recorded(monkeypatch):
+def test_r9_3_a_round_folded_from_its_events_copies_the_result_it_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """STYLE 12: reading a revealed round scores nothing."""
     round_, events = _played()
     monkeypatch.setattr(domain.round, "score_round", _refuse)
@@ -106,7 +108,7 @@ def test_r9_3_a_round_folded_from_its_events_copies_the_result_it_recorded(monke
     assert round_result(again) == round_result(round_)
 
 
-def test_r6_the_stored_event_is_of_class_version_2_and_decodes_to_itself():
+def test_r6_the_stored_event_is_of_class_version_2_and_decodes_to_itself() -> None:
     _, events = _played()
     mapper = _mapper()
     stored = mapper.to_stored_event(events[-1])
@@ -128,7 +130,9 @@ def _as_version_1(stored: StoredEvent) -> StoredEvent:
     )
 
 
-def test_r9_3_a_version_1_revealed_event_is_upcast_and_scored_from_the_events(monkeypatch):
+def test_r9_3_a_version_1_revealed_event_is_upcast_and_scored_from_the_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """STYLE 14: the upcast gives ``result=None``; the round then scores its showdown once
     from its own events, and comes out as the reveal recorded it."""
     round_, events = _played()
@@ -141,9 +145,13 @@ def test_r9_3_a_version_1_revealed_event_is_upcast_and_scored_from_the_events(mo
         events[-1].coins,
         events[-1].at,
     )
-    calls = []
-    real = domain.round.score_round
-    monkeypatch.setattr(domain.round, "score_round", lambda *args: calls.append(1) or real(*args))
+    calls: list[int] = []
+
+    def counted(*args: Any) -> RoundScore:
+        calls.append(1)
+        return score_round(*args)
+
+    monkeypatch.setattr(domain.round, "score_round", counted)
     folded = _fold([*events[:-1], old])
     assert folded.revealed_outcome() == round_.revealed_outcome()
     assert round_result(folded) == round_result(round_)
@@ -164,14 +172,16 @@ SCORES = {
 
 @pytest.mark.parametrize("ruleset", [STANDARD, FUJIAN], ids=["standard", "fujian"])
 @pytest.mark.parametrize("seats", SCORES.values(), ids=SCORES.keys())
-def test_r6_a_recorded_showdown_reads_back_as_the_score_it_was_written_from(seats, ruleset):
+def test_r6_a_recorded_showdown_reads_back_as_the_score_it_was_written_from(
+    seats: list[Seat], ruleset: Ruleset
+) -> None:
     score = score_round(seats, ruleset)
     data = json.loads(json.dumps(record(score)))  # as stored: JSON
     points = {p.player_id: p.points for p in score.players}
     assert recorded_score(data, points) == score
 
 
-def test_r6_1_each_pile_records_its_result_worth_and_words():
+def test_r6_1_each_pile_records_its_result_worth_and_words() -> None:
     """Worked example 4 under fujian: A's piles are worth 1, 2 and 5 against foul D."""
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D4)], FUJIAN)
     a_d = next(p for p in score.pairs if (p.a, p.b) == ("A", "D"))

@@ -75,7 +75,8 @@ def test_card_position_statistic_has_its_chi_square_mean_for_uniform_permutation
 def _production_deals(count: int, salt: bytes = b"") -> tuple[list[list[int]], list[int]]:
     """``count`` deals through ``domain.fairness.shuffle.deal`` from fixed seeds, and their
     words."""
-    decks, drawn = [], []
+    decks: list[list[int]] = []  # a Card is its deck position, an int
+    drawn: list[int] = []
     for i in range(count):
         seed = hashlib.sha256(salt + i.to_bytes(8, "big")).digest()
         hands = deal(seed, f"lab-{i}", f"round-{i}", 4, drawn)
@@ -204,7 +205,7 @@ def test_too_few_deals_or_words_are_refused() -> None:
         word_frequency(list(range(1279)))
 
 
-def test_a_generator_that_never_varies_fails_every_test_instead_of_crashing():
+def test_a_generator_that_never_varies_fails_every_test_instead_of_crashing() -> None:
     """Found by the issue 12 attack: one deal repeated, or one word repeated, divided by zero
     (a traceback) in the very tests meant to catch such a generator."""
     one_deal = list(range(52))

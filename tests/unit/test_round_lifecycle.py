@@ -4,13 +4,14 @@ aggregates: given events, when a command, then events or a refusal that records 
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from eventsourcing.domain import Aggregate
 
 from domain.dealing import deal_record
 from domain.errors import PhaseError, RuleError, SeatError, StakeError
 from domain.fairness.seeds import KeyRing, derive_seed
 from domain.fairness.shuffle import commitment, deal
 from domain.round import Round
-from domain.rules.ruleset import STANDARD
+from domain.rules.ruleset import STANDARD, Ruleset
 from domain.rules.suggest import suggest
 from domain.table import Table
 from domain.wallet import InsufficientFunds, Wallet
@@ -21,7 +22,9 @@ KEYS = KeyRing.of([SEED])
 NONCE = bytes(16)
 
 
-def dealt(players="ABCD", balances=None, ruleset=STANDARD):
+def dealt(
+    players: str = "ABCD", balances: dict[str, int] | None = None, ruleset: Ruleset = STANDARD
+) -> Round:
     balances = balances or dict.fromkeys(players, 1000)
     return Round(
         **deal_record(
@@ -37,16 +40,16 @@ def dealt(players="ABCD", balances=None, ruleset=STANDARD):
     )
 
 
-def arrange_well(round_, player, at=T0):
+def arrange_well(round_: Round, player: str, at: datetime = T0) -> str | None:
     a = suggest(round_.hand(player), STANDARD).arrangement
     return round_.arrange(player, list(a.front), list(a.middle), list(a.back), at)
 
 
-def pending_types(aggregate):
+def pending_types(aggregate: Aggregate) -> list[str]:
     return [type(e).__name__ for e in aggregate.collect_events()]
 
 
-def test_r10_1_and_r12_5_a_deal_gives_each_player_thirteen_cards_from_the_seed():
+def test_r10_1_and_r12_5_a_deal_gives_each_player_thirteen_cards_from_the_seed() -> None:
     round_ = dealt()
     expected = deal(SEED, "c", "r1", 4)
     assert [round_.hand(p) for p in "ABCD"] == list(expected)
@@ -54,18 +57,18 @@ def test_r10_1_and_r12_5_a_deal_gives_each_player_thirteen_cards_from_the_seed()
     assert pending_types(round_) == ["Dealt"]
 
 
-def test_r8_3_the_deal_records_the_base_stake_and_every_balance():
+def test_r8_3_the_deal_records_the_base_stake_and_every_balance() -> None:
     round_ = dealt(balances={"A": 5000, "B": 600, "C": 70_000, "D": 900})
     assert round_.base_stake == 10
     assert round_.balances == {"A": 5000, "B": 600, "C": 70_000, "D": 900}
 
 
-def test_r8_4_the_deal_is_refused_naming_who_is_short():
+def test_r8_4_the_deal_is_refused_naming_who_is_short() -> None:
     with pytest.raises(StakeError, match=r"B \(47\)"):
         dealt(balances={"A": 500, "B": 47})
 
 
-def test_r10_2_submissions_after_the_deadline_are_refused_and_record_nothing():
+def test_r10_2_submissions_after_the_deadline_are_refused_and_record_nothing() -> None:
     round_ = dealt()
     round_.collect_events()
     late = T0 + timedelta(seconds=STANDARD.arrange_seconds)
@@ -74,7 +77,7 @@ def test_r10_2_submissions_after_the_deadline_are_refused_and_record_nothing():
     assert pending_types(round_) == []
 
 
-def test_r10_3_reveal_waits_for_everyone_ready_or_the_deadline():
+def test_r10_3_reveal_waits_for_everyone_ready_or_the_deadline() -> None:
     round_ = dealt(players="AB")
     arrange_well(round_, "A")
     with pytest.raises(PhaseError, match="still waiting for a non-foul arrangement from B"):
@@ -84,7 +87,7 @@ def test_r10_3_reveal_waits_for_everyone_ready_or_the_deadline():
     assert sum(outcome.coins.values()) == 0
 
 
-def test_r10_3_and_r4_3_at_the_deadline_missing_and_foul_arrangements_are_fouls():
+def test_r10_3_and_r4_3_at_the_deadline_missing_and_foul_arrangements_are_fouls() -> None:
     round_ = dealt(players="ABC")
     arrange_well(round_, "A")
     a = suggest(round_.hand("B"), STANDARD).arrangement
@@ -95,7 +98,7 @@ def test_r10_3_and_r4_3_at_the_deadline_missing_and_foul_arrangements_are_fouls(
     assert fouls == {"A": False, "B": True, "C": True}
 
 
-def test_r4_3_a_foul_draft_can_be_replaced_until_the_reveal():
+def test_r4_3_a_foul_draft_can_be_replaced_until_the_reveal() -> None:
     round_ = dealt(players="AB")
     a = suggest(round_.hand("A"), STANDARD).arrangement
     reason = round_.arrange("A", list(a.front), list(a.back), list(a.middle), T0)
@@ -106,7 +109,7 @@ def test_r4_3_a_foul_draft_can_be_replaced_until_the_reveal():
     assert round_.not_ready() == ["B"]
 
 
-def test_r10_4_no_command_changes_a_revealed_round():
+def test_r10_4_no_command_changes_a_revealed_round() -> None:
     round_ = dealt(players="AB")
     arrange_well(round_, "A")
     arrange_well(round_, "B")
@@ -121,13 +124,13 @@ def test_r10_4_no_command_changes_a_revealed_round():
     assert pending_types(round_) == []
 
 
-def test_r12_6_reveal_refuses_a_seed_that_does_not_match_the_commitment():
+def test_r12_6_reveal_refuses_a_seed_that_does_not_match_the_commitment() -> None:
     round_ = dealt(players="AB")
     with pytest.raises(RuleError, match="does not match"):
         round_.reveal(bytes(32), T0 + timedelta(seconds=60))
 
 
-def test_r11_escape_moves_the_penalty_and_leaves_the_others_playing():
+def test_r11_escape_moves_the_penalty_and_leaves_the_others_playing() -> None:
     round_ = dealt(balances={"A": 100, "B": 100, "C": 100, "D": 100})
     transfers = round_.escape("B", T0)
     assert transfers == {"B": -25, "C": 9, "D": 8, "A": 8}
@@ -136,26 +139,27 @@ def test_r11_escape_moves_the_penalty_and_leaves_the_others_playing():
         arrange_well(round_, "B")
 
 
-def test_r11_3_with_fewer_than_two_players_the_round_ends_without_a_showdown():
+def test_r11_3_with_fewer_than_two_players_the_round_ends_without_a_showdown() -> None:
     round_ = dealt(players="AB")
     round_.escape("A", T0)
     round_.abandon(SEED, T0)
     assert round_.ended and not round_.revealed and round_.server_seed == SEED.hex()
 
 
-def test_r9_3_the_outcome_recomputes_identically_from_the_events():
+def test_r9_3_the_outcome_recomputes_identically_from_the_events() -> None:
     round_ = dealt()
     for p in "ABCD":
         arrange_well(round_, p)
     outcome = round_.reveal(SEED, T0)
-    replayed = None
+    replayed: Round | None = None
     for event in round_.collect_events():
         replayed = event.mutate(replayed)
+    assert isinstance(replayed, Round)
     assert replayed.outcome() == outcome
     assert replayed.coins == outcome.coins
 
 
-def test_r10_1_a_table_seats_at_most_four_and_deals_with_at_least_two():
+def test_r10_1_a_table_seats_at_most_four_and_deals_with_at_least_two() -> None:
     table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
     table.sit_down("A", T0)
     with pytest.raises(PhaseError, match="at least 2"):
@@ -169,7 +173,7 @@ def test_r10_1_a_table_seats_at_most_four_and_deals_with_at_least_two():
         table.start_round("r2", T0)
 
 
-def test_r12_1_a_new_commitment_is_published_whenever_a_round_ends():
+def test_r12_1_a_new_commitment_is_published_whenever_a_round_ends() -> None:
     table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
     first = table.next_commitment
     for p in "AB":
@@ -180,7 +184,7 @@ def test_r12_1_a_new_commitment_is_published_whenever_a_round_ends():
     assert table.next_seed_key == KEYS.current and table.next_seed_nonce == "01" * 16
 
 
-def test_r10_6_no_debit_while_in_a_dealt_round_and_one_table_at_a_time():
+def test_r10_6_no_debit_while_in_a_dealt_round_and_one_table_at_a_time() -> None:
     wallet = Wallet(player_id="A")
     wallet.credit("c1", 100)
     wallet.sit_down("t1")
@@ -196,7 +200,7 @@ def test_r10_6_no_debit_while_in_a_dealt_round_and_one_table_at_a_time():
     assert wallet.balance == 0
 
 
-def test_r10_5_leaving_between_rounds_is_free():
+def test_r10_5_leaving_between_rounds_is_free() -> None:
     table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
     table.sit_down("A", T0)
     table.stand_up("A", None, T0)

@@ -1,6 +1,7 @@
 """R13: rulesets as frozen data with presets."""
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -10,7 +11,7 @@ from domain.rules.ruleset import FUJIAN, PRESETS, STANDARD, Ruleset, resolve
 from domain.rules.specials import Special
 
 
-def test_r13_standard_preset_matches_the_table():
+def test_r13_standard_preset_matches_the_table() -> None:
     assert (
         STANDARD.wheel,
         STANDARD.scoop_multiplier,
@@ -27,7 +28,7 @@ def test_r13_standard_preset_matches_the_table():
     assert all(STANDARD.points_of(s) == s.default_points for s in Special)
 
 
-def test_r13_fujian_preset_has_the_pile_bonuses():
+def test_r13_fujian_preset_has_the_pile_bonuses() -> None:
     worth = {(pile, c): FUJIAN.pile_worth(pile, c) for pile in range(3) for c in Category}
     assert worth[(0, Category.THREE_OF_A_KIND)] == 3
     assert worth[(1, Category.FULL_HOUSE)] == 2
@@ -43,17 +44,17 @@ def test_r13_fujian_preset_has_the_pile_bonuses():
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_r13_presets_round_trip_through_a_plain_dict(name):
+def test_r13_presets_round_trip_through_a_plain_dict(name: str) -> None:
     ruleset = PRESETS[name]
     assert Ruleset.from_dict(ruleset.to_dict()) == ruleset
 
 
-def test_r13_rulesets_are_frozen():
+def test_r13_rulesets_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         STANDARD.scoop_multiplier = 3  # type: ignore[misc]
 
 
-def test_r13_an_object_overrides_standard_parameter_by_parameter():
+def test_r13_an_object_overrides_standard_parameter_by_parameter() -> None:
     ruleset = resolve({"wheel": "lowest", "pile_bonuses": {"back": {"flush": 2}}})
     assert ruleset.wheel == "lowest" and ruleset.pile_worth(2, Category.FLUSH) == 2
     assert ruleset.scoop_multiplier == 2 and ruleset.name == "custom"
@@ -80,12 +81,13 @@ def test_r13_an_object_overrides_standard_parameter_by_parameter():
         (["standard"], "preset name or an object"),
     ],
 )
-def test_r13_unknown_or_invalid_parameters_are_refused(spec, message):
+# spec is JSON as a client may send it: a list is refused too.
+def test_r13_unknown_or_invalid_parameters_are_refused(spec: Any, message: str) -> None:
     with pytest.raises(RulesetError, match=message):
         resolve(spec)
 
 
-def test_r13_from_dict_requires_every_parameter():
+def test_r13_from_dict_requires_every_parameter() -> None:
     data = STANDARD.to_dict()
     del data["wheel"]
     with pytest.raises(RulesetError, match="missing parameters: wheel"):

@@ -4,7 +4,7 @@ import pytest
 
 from domain.rules.cards import DECK
 from domain.rules.play import NO_ARRANGEMENT, Play, declare
-from domain.rules.ruleset import FUJIAN, STANDARD
+from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
 from domain.rules.scoring import Seat, score_round
 from domain.rules.specials import Special
 from domain.rules.suggest import suggest
@@ -21,11 +21,11 @@ D3 = "2h 2s 3c | 3d 3s 4s 7s 9h | Th Jc Qc Kc Ac"
 D4 = "3d 3s 3c | 2h 2s 4s 7s 9h | Th Jc Qc Kc Ac"
 
 
-def special(player_id, special_id, text, ruleset=STANDARD):
+def special(player_id: str, special_id: str, text: str, ruleset: Ruleset = STANDARD) -> Seat:
     return Seat(player_id, declare(cards(text), special_id, ruleset))
 
 
-def test_r6_1_worked_example_1_piles_won_and_lost():
+def test_r6_1_worked_example_1_piles_won_and_lost() -> None:
     score = score_round([seat("A", A1), seat("B", B1)], STANDARD)
     assert score.points == [1, -1]
     pair = score.pairs[0]
@@ -33,26 +33,26 @@ def test_r6_1_worked_example_1_piles_won_and_lost():
     assert "A's back (flush, A-high) beats B's back (straight, 7-high)" in pair.explanation
 
 
-def test_r6_2_worked_example_2_roll_over_counts_as_scoop():
+def test_r6_2_worked_example_2_roll_over_counts_as_scoop() -> None:
     score = score_round([seat("A", A1), seat("D", D2)], STANDARD)
     assert score.points == [4, -4]
     assert score.pairs[0].piles == (1, 1, 0)
     assert score.pairs[0].scoop
 
 
-def test_r6_2_scoop_multiplier_is_a_ruleset_parameter():
+def test_r6_2_scoop_multiplier_is_a_ruleset_parameter() -> None:
     ruleset = STANDARD.with_overrides({"scoop_multiplier": 3})
     assert score_round([seat("A", A1), seat("D", D2)], ruleset).points == [6, -6]
 
 
-def test_r6_7_worked_example_3_home_run():
+def test_r6_7_worked_example_3_home_run() -> None:
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D3)], STANDARD)
     assert score.points == [36, -13, -12, -11]
     assert [p.points for p in score.pairs] == [12, 12, 12, -1, 0, -1]
     assert [p.home_run for p in score.pairs] == [True, True, True, False, False, False]
 
 
-def test_r6_7_no_home_run_below_the_minimum_player_count():
+def test_r6_7_no_home_run_below_the_minimum_player_count() -> None:
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3)], STANDARD)
     assert score.points == [12, -7, -5]
     three = STANDARD.with_overrides({"home_run_min_players": 3})
@@ -63,38 +63,38 @@ def test_r6_7_no_home_run_below_the_minimum_player_count():
     ]
 
 
-def test_r6_3_and_r6_7_worked_example_4_foul():
+def test_r6_3_and_r6_7_worked_example_4_foul() -> None:
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D4)], STANDARD)
     assert score.points == [36, -7, -5, -24]
     assert [p.foul for p in score.players] == [False, False, False, True]
     assert score.pairs[2].piles == (1, 1, 1) and score.pairs[2].scoop
 
 
-def test_r6_1_and_r6_3_worked_example_4_under_fujian_pile_bonuses():
+def test_r6_1_and_r6_3_worked_example_4_under_fujian_pile_bonuses() -> None:
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D4)], FUJIAN)
     assert score.points == [96, -27, -25, -44]
 
 
-def test_r6_7_foul_does_not_count_for_home_run_when_the_ruleset_says_so():
+def test_r6_7_foul_does_not_count_for_home_run_when_the_ruleset_says_so() -> None:
     ruleset = STANDARD.with_overrides({"foul_counts_for_home_run": False})
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D4)], ruleset)
     assert not any(p.home_run for p in score.pairs)
     assert score.points == [18, -1, 1, -18]
 
 
-def test_r6_4_foul_against_foul_is_zero():
+def test_r6_4_foul_against_foul_is_zero() -> None:
     score = score_round([seat("D", D4), Seat("E", NO_ARRANGEMENT)], STANDARD)
     assert score.points == [0, 0]
     assert score.pairs[0].piles == (0, 0, 0) and not score.pairs[0].scoop
 
 
-def test_r4_3_a_player_with_no_arrangement_is_foul():
+def test_r4_3_a_player_with_no_arrangement_is_foul() -> None:
     score = score_round([seat("A", A1), Seat("E", NO_ARRANGEMENT)], STANDARD)
     assert score.points == [6, -6]
     assert score.players[1].foul and score.players[1].foul_reason == "no arrangement"
 
 
-def test_r6_5_and_r6_6_worked_example_5_special_hands():
+def test_r6_5_and_r6_6_worked_example_5_special_hands() -> None:
     score = score_round(
         [
             seat("A", A3),
@@ -108,7 +108,7 @@ def test_r6_5_and_r6_6_worked_example_5_special_hands():
     assert all(p.piles == () and not p.scoop for p in score.pairs)
 
 
-def test_r6_5_special_against_foul_gets_its_points_without_multiplier():
+def test_r6_5_special_against_foul_gets_its_points_without_multiplier() -> None:
     score = score_round(
         [
             special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
@@ -119,7 +119,7 @@ def test_r6_5_special_against_foul_gets_its_points_without_multiplier():
     assert score.points == [4, -4]
 
 
-def test_r6_6_the_same_special_on_both_sides_ties():
+def test_r6_6_the_same_special_on_both_sides_ties() -> None:
     score = score_round(
         [
             special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As"),
@@ -130,7 +130,7 @@ def test_r6_6_the_same_special_on_both_sides_ties():
     assert score.points == [0, 0]
 
 
-def test_r6_5_special_points_follow_the_ruleset():
+def test_r6_5_special_points_follow_the_ruleset() -> None:
     ruleset = STANDARD.with_overrides({"special_points": {"six_pairs": 7}})
     score = score_round(
         [seat("A", A1), special("B", "six_pairs", "2d 2h 3h 3c 4h 4d 6d 6h 8c 8h Td Ts Ad")],
@@ -139,7 +139,7 @@ def test_r6_5_special_points_follow_the_ruleset():
     assert score.points == [-7, 7]
 
 
-def test_r6_6_stronger_special_takes_its_own_points_even_if_fewer():
+def test_r6_6_stronger_special_takes_its_own_points_even_if_fewer() -> None:
     ruleset = STANDARD.with_overrides({"special_points": {"all_big": 3, "six_pairs": 9}})
     score = score_round(
         [
@@ -151,7 +151,7 @@ def test_r6_6_stronger_special_takes_its_own_points_even_if_fewer():
     assert score.points == [3, -3]
 
 
-def test_r6_9_three_specials_and_one_normal_player_loses_to_each():
+def test_r6_9_three_specials_and_one_normal_player_loses_to_each() -> None:
     b = special("B", "six_pairs", "2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As")
     c = special("C", "one_color", "2c 3c 4c 5c 6c 7c 8c 9c Tc Jc 2s 3s 4s")
     d = special("D", "all_big", "9d 9h Jd Jh Js Qd Qh Qs Kd Kh Ks Ad Ah")
@@ -169,12 +169,12 @@ def test_r6_9_three_specials_and_one_normal_player_loses_to_each():
 
 
 @pytest.mark.parametrize("ruleset", [STANDARD, FUJIAN], ids=["standard", "fujian"])
-def test_r6_8_totals_sum_to_zero(ruleset):
+def test_r6_8_totals_sum_to_zero(ruleset: Ruleset) -> None:
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D4)], ruleset)
     assert sum(score.points) == 0
 
 
-def test_r6_explanations_name_piles_scoops_and_home_runs():
+def test_r6_explanations_name_piles_scoops_and_home_runs() -> None:
     score = score_round([seat("A", A3), seat("B", B3), seat("C", C3), seat("D", D4)], STANDARD)
     text = score.pairs[2].explanation
     assert "D is foul (front (three of a kind, 3s) beats middle (pair, 2s))" in text

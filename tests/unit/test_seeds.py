@@ -37,7 +37,7 @@ KEY = bytes(range(32))
 NONCE = bytes(range(16))
 
 
-def test_r12_1_the_derivation_test_vector():
+def test_r12_1_the_derivation_test_vector() -> None:
     """The derivation written out by hand: HMAC-SHA256 over length-prefixed fields."""
     message = b"".join(
         len(part).to_bytes(4, "big") + part
@@ -49,7 +49,7 @@ def test_r12_1_the_derivation_test_vector():
     assert key_id(bytes(32)) == "51b8bd9b720a8e4f"
 
 
-def test_r12_7_the_shuffle_test_vector_is_unchanged():
+def test_r12_7_the_shuffle_test_vector_is_unchanged() -> None:
     hands = deal(bytes(32), "client", "r1", 4)
     assert " ".join(map(str, hands[0])) == "Td 3d 2s 2h 4c 6s 5d 4d Kd Jd 3c 8s Qd"
 
@@ -58,7 +58,7 @@ def test_r12_7_the_shuffle_test_vector_is_unchanged():
     st.tuples(st.binary(min_size=32, max_size=32), st.text(max_size=8), st.integers(1, 2**31)),
     st.binary(min_size=16, max_size=16),
 )
-def test_r12_1_every_input_changes_the_seed(inputs: tuple[bytes, str, int], nonce: bytes):
+def test_r12_1_every_input_changes_the_seed(inputs: tuple[bytes, str, int], nonce: bytes) -> None:
     key, table_id, number = inputs
     seed = derive_seed(key, table_id, number, nonce)
     assert len(seed) == 32
@@ -71,13 +71,13 @@ def test_r12_1_every_input_changes_the_seed(inputs: tuple[bytes, str, int], nonc
     assert seed not in others and len(others) == 4
 
 
-def test_r12_1_fields_cannot_run_into_each_other():
+def test_r12_1_fields_cannot_run_into_each_other() -> None:
     """Each field is length-prefixed: moving bytes from the table id to the nonce changes the
     message, so a table id reused with another nonce never gives a seed of another table."""
     assert derive_seed(KEY, "ab", 1, b"c") != derive_seed(KEY, "a", 1, b"bc")
 
 
-def test_a_key_ring_names_keys_by_fingerprint_and_never_shows_them():
+def test_a_key_ring_names_keys_by_fingerprint_and_never_shows_them() -> None:
     old, new = bytes(32), KEY
     ring = KeyRing.of([new, old])
     assert ring.current == key_id(new) and ring.ids == (key_id(new), key_id(old))
@@ -89,10 +89,11 @@ def test_a_key_ring_names_keys_by_fingerprint_and_never_shows_them():
     assert new.hex() not in str(refused.value)
 
 
-def test_r12_1_a_table_commits_with_key_id_and_nonce_and_no_seed():
+def test_r12_1_a_table_commits_with_key_id_and_nonce_and_no_seed() -> None:
     ring = KeyRing.of([KEY])
     table = Table.open("t", STANDARD, "", ring, NONCE, "dealer-1", T0)
     (opened,) = table.collect_events()
+    assert isinstance(opened, Table.Opened)
     assert (opened.server_seed, opened.seed_key, opened.seed_nonce) == (
         "",
         ring.current,
@@ -105,7 +106,7 @@ def test_r12_1_a_table_commits_with_key_id_and_nonce_and_no_seed():
     assert table.committed_seed(ring) == seed
 
 
-def test_r12_1_each_round_of_a_table_has_its_own_seed():
+def test_r12_1_each_round_of_a_table_has_its_own_seed() -> None:
     ring = KeyRing.of([KEY])
     table = Table.open("t", STANDARD, "", ring, NONCE, "", T0)
     for player in "AB":
@@ -121,7 +122,7 @@ def test_r12_1_each_round_of_a_table_has_its_own_seed():
     assert len(set(seeds)) == 3
 
 
-def test_r12_1_a_key_file_without_the_commitments_key_cannot_give_the_seed():
+def test_r12_1_a_key_file_without_the_commitments_key_cannot_give_the_seed() -> None:
     table = Table.open("t", STANDARD, "", KeyRing.of([KEY]), NONCE, "", T0)
     with pytest.raises(SeedKeyMissing, match=key_id(KEY)):
         table.committed_seed(KeyRing.of([bytes(32)]))
@@ -141,7 +142,9 @@ def _restored(stored: StoredEvent, state: dict[str, Any]) -> StoredEvent:
     )
 
 
-def test_stored_events_are_forever_a_first_version_table_deals_its_clear_seed_then_moves_on():
+def test_stored_events_are_forever_a_first_version_table_deals_its_clear_seed_then_moves_on() -> (
+    None
+):
     """STYLE 14: ``Opened`` and ``RoundEnded`` of class version 1 held the next seed in clear
     and no key id, dealer or class version. They upcast to no key and no dealer; the table deals
     that seed, and the round's end commits under the current key, without a seed."""
@@ -156,8 +159,11 @@ def test_stored_events_are_forever_a_first_version_table_deals_its_clear_seed_th
         del state[field]
     state.update(commitment=commitment(clear), server_seed=clear.hex())
     old = mapper.to_domain_event(_restored(stored, state))
+    assert isinstance(old, Table.Opened)
     assert (old.seed_key, old.seed_nonce, old.dealer) == ("", "", "")
-    table = old.mutate(None)
+    mutated = old.mutate(None)
+    assert mutated is not None
+    table = mutated
     assert table.dealer == "" and table.clear_seed == clear.hex()
     assert table.committed_seed(KeyRing.of([bytes(32)])) == clear  # no key needed for it
     for player in "AB":
@@ -165,12 +171,13 @@ def test_stored_events_are_forever_a_first_version_table_deals_its_clear_seed_th
     table.start_round("r1", T0)
     table.end_round("r1", ring, NONCE, T0)
     ended = table.collect_events()[-1]
+    assert isinstance(ended, Table.RoundEnded)
     assert (ended.server_seed, ended.seed_key) == ("", ring.current)
     assert table.clear_seed == ""
     assert table.committed_seed(ring) == derive_seed(KEY, "t", 2, NONCE)
 
 
-def test_stored_events_are_forever_a_first_version_round_end_upcasts_to_no_key():
+def test_stored_events_are_forever_a_first_version_round_end_upcasts_to_no_key() -> None:
     mapper = _mapper()
     ring = KeyRing.of([KEY])
     table = Table.open("t", STANDARD, "", ring, NONCE, "", T0)

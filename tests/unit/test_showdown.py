@@ -92,7 +92,7 @@ def arrange_well(round_: Round, *players: str) -> None:
 # Reveal ---------------------------------------------------------------------------------------
 
 
-def test_r10_3_r9_r12_1_a_reveal_settles_every_wallet_and_publishes_the_next_commitment():
+def test_r10_3_r9_r12_1_a_reveal_settles_every_wallet_and_publishes_the_next_commitment() -> None:
     state = given(dict.fromkeys("ABCD", 1000))
     assert state.round is not None
     arrange_well(state.round, *"ABCD")
@@ -111,7 +111,7 @@ def test_r10_3_r9_r12_1_a_reveal_settles_every_wallet_and_publishes_the_next_com
     assert state.round.server_seed == SEED.hex()  # R12.6
 
 
-def test_r10_3_a_reveal_before_everyone_is_ready_records_nothing_anywhere():
+def test_r10_3_a_reveal_before_everyone_is_ready_records_nothing_anywhere() -> None:
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     arrange_well(state.round, "A")
@@ -120,7 +120,7 @@ def test_r10_3_a_reveal_before_everyone_is_ready_records_nothing_anywhere():
     assert nothing(state.then()) and state.table.next_seed_nonce == FIRST.hex()
 
 
-def test_r9_a_reveal_without_every_active_wallet_records_nothing_anywhere():
+def test_r9_a_reveal_without_every_active_wallet_records_nothing_anywhere() -> None:
     state = given(dict.fromkeys("ABC", 1000))
     assert state.round is not None
     arrange_well(state.round, *"ABC")
@@ -130,7 +130,7 @@ def test_r9_a_reveal_without_every_active_wallet_records_nothing_anywhere():
     assert nothing(state.then()) and state.table.next_seed_nonce == FIRST.hex()
 
 
-def test_r10_4_a_revealed_round_is_not_revealed_again():
+def test_r10_4_a_revealed_round_is_not_revealed_again() -> None:
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     arrange_well(state.round, "A", "B")
@@ -144,7 +144,7 @@ def test_r10_4_a_revealed_round_is_not_revealed_again():
 # Leaving --------------------------------------------------------------------------------------
 
 
-def test_r10_5_leaving_between_rounds_is_free():
+def test_r10_5_leaving_between_rounds_is_free() -> None:
     state = given(dict.fromkeys("AB", 1000), dealt=False)
     left = showdown.stand_up(state.table, state.wallets["A"], None, {}, KEYS, NEXT, T0)
     assert left == showdown.Departure(escaped=False)
@@ -152,7 +152,7 @@ def test_r10_5_leaving_between_rounds_is_free():
     assert state.table.seats == ["B"] and state.table.next_seed_nonce == FIRST.hex()
 
 
-def test_r10_5_a_player_seated_after_the_deal_leaves_the_round_alone():
+def test_r10_5_a_player_seated_after_the_deal_leaves_the_round_alone() -> None:
     state = given(dict.fromkeys("AB", 1000))
     late = Wallet(player_id="E")
     late.credit("in-E", 1000)
@@ -167,7 +167,7 @@ def test_r10_5_a_player_seated_after_the_deal_leaves_the_round_alone():
     assert [type(e).__name__ for e in late.collect_events()] == ["StoodUp"]
 
 
-def test_r11_an_escape_pays_the_others_and_the_round_goes_on():
+def test_r11_an_escape_pays_the_others_and_the_round_goes_on() -> None:
     """RULES.md worked example 8: base 1, B escapes with 1,000 coins."""
     state = given({"A": 100, "B": 1000, "C": 100, "D": 100})
     assert state.round is not None and state.round.base_stake == 1
@@ -188,7 +188,7 @@ def test_r11_an_escape_pays_the_others_and_the_round_goes_on():
     assert state.table.next_seed_nonce == FIRST.hex()  # the round goes on: no new commitment
 
 
-def test_r11_3_an_escape_that_leaves_one_player_ends_the_round_without_a_showdown():
+def test_r11_3_an_escape_that_leaves_one_player_ends_the_round_without_a_showdown() -> None:
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     left = showdown.stand_up(
@@ -207,7 +207,7 @@ def test_r11_3_an_escape_that_leaves_one_player_ends_the_round_without_a_showdow
     assert state.wallets["B"].round_id is None
 
 
-def test_r11_an_escape_without_the_other_wallets_records_nothing_anywhere():
+def test_r11_an_escape_without_the_other_wallets_records_nothing_anywhere() -> None:
     state = given(dict.fromkeys("ABC", 1000))
     with pytest.raises(PhaseError, match="wallets of C"):
         showdown.stand_up(
@@ -225,7 +225,7 @@ def test_r11_an_escape_without_the_other_wallets_records_nothing_anywhere():
 # Seed keys (R12.1) ----------------------------------------------------------------------------
 
 
-def test_r12_1_a_reveal_without_the_committed_seed_key_records_nothing_anywhere():
+def test_r12_1_a_reveal_without_the_committed_seed_key_records_nothing_anywhere() -> None:
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     arrange_well(state.round, "A", "B")
@@ -234,7 +234,9 @@ def test_r12_1_a_reveal_without_the_committed_seed_key_records_nothing_anywhere(
     assert nothing(state.then()) and not state.round.ended
 
 
-def test_r12_1_an_escape_that_ends_the_round_needs_the_seed_key_and_records_nothing_without():
+def test_r12_1_an_escape_that_ends_the_round_needs_the_seed_key_and_records_nothing_without() -> (
+    None
+):
     state = given(dict.fromkeys("AB", 1000))
     others = {"B": state.wallets["B"]}
     with pytest.raises(SeedKeyMissing, match=KEYS.current):
@@ -244,7 +246,7 @@ def test_r12_1_an_escape_that_ends_the_round_needs_the_seed_key_and_records_noth
     assert nothing(state.then()) and state.table.seats == ["A", "B"]
 
 
-def test_r12_1_an_escape_that_leaves_the_round_going_needs_no_seed_key():
+def test_r12_1_an_escape_that_leaves_the_round_going_needs_no_seed_key() -> None:
     state = given(dict.fromkeys("ABC", 1000))
     others = {p: state.wallets[p] for p in "BC"}
     left = showdown.stand_up(
@@ -253,7 +255,7 @@ def test_r12_1_an_escape_that_leaves_the_round_going_needs_no_seed_key():
     assert left.escaped and not left.abandoned
 
 
-def test_r12_1_the_next_commitment_is_made_under_the_current_key_after_a_rotation():
+def test_r12_1_the_next_commitment_is_made_under_the_current_key_after_a_rotation() -> None:
     state = given(dict.fromkeys("AB", 1000))
     assert state.round is not None
     arrange_well(state.round, "A", "B")

@@ -27,24 +27,24 @@ R12_7 = [
 ]
 
 
-def test_r12_7_test_vector():
+def test_r12_7_test_vector() -> None:
     hands = deal(bytes(32), "client", "r1", 4)
     assert [" ".join(map(str, h)) for h in hands] == R12_7
 
 
-def test_r12_1_commitment_is_sha256_hex_of_the_seed():
+def test_r12_1_commitment_is_sha256_hex_of_the_seed() -> None:
     seed = bytes(range(32))
     assert commitment(seed) == hashlib.sha256(seed).hexdigest()
 
 
-def test_r12_6_revealed_seed_verifies_against_the_commitment():
+def test_r12_6_revealed_seed_verifies_against_the_commitment() -> None:
     seed = bytes(range(32))
     assert verify_commitment(seed, commitment(seed))
     assert verify_commitment(seed, commitment(seed).upper())
     assert not verify_commitment(bytes(32), commitment(seed))
 
 
-def test_r12_3_stream_is_hmac_blocks_of_eight_big_endian_words():
+def test_r12_3_stream_is_hmac_blocks_of_eight_big_endian_words() -> None:
     stream = words(
         b"k" * 32,
         "c",
@@ -57,17 +57,17 @@ def test_r12_3_stream_is_hmac_blocks_of_eight_big_endian_words():
     assert first[8] == int.from_bytes(block1[:4], "big")
 
 
-def test_r12_2_client_seed_changes_the_deal():
+def test_r12_2_client_seed_changes_the_deal() -> None:
     assert shuffled_deck(bytes(32), "a", "r1") != shuffled_deck(bytes(32), "b", "r1")
     assert shuffled_deck(bytes(32), "", "r1") != shuffled_deck(bytes(32), "", "r2")
 
 
-def test_r12_4_shuffle_is_a_permutation_of_the_canonical_deck():
+def test_r12_4_shuffle_is_a_permutation_of_the_canonical_deck() -> None:
     assert sorted(shuffled_deck(b"\x01" * 32, "x", "y")) == list(DECK)
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
-def test_r12_5_and_r10_1_each_player_gets_thirteen_consecutive_positions(players):
+def test_r12_5_and_r10_1_each_player_gets_thirteen_consecutive_positions(players: int) -> None:
     deck = shuffled_deck(b"\x02" * 32, "c", "r")
     hands = deal(b"\x02" * 32, "c", "r", players)
     assert len(hands) == players
@@ -75,7 +75,7 @@ def test_r12_5_and_r10_1_each_player_gets_thirteen_consecutive_positions(players
 
 
 @pytest.mark.parametrize("players", [0, 1, 5])
-def test_r10_1_a_deal_is_for_two_to_four_players(players):
+def test_r10_1_a_deal_is_for_two_to_four_players(players: int) -> None:
     with pytest.raises(ValueError, match="2 to 4 players"):
         deal(bytes(32), "", "r", players)
 
@@ -88,7 +88,7 @@ R12_8 = [
 ]
 
 
-def test_r12_8_player_seeds_test_vector():
+def test_r12_8_player_seeds_test_vector() -> None:
     seeds = [("p0", "a"), ("p1", "b"), ("p2", ""), ("p3", "d")]
     assert player_seeds_document(seeds) == '[["p0","a"],["p1","b"],["p3","d"]]'
     effective = effective_client_seed("client", seeds)
@@ -97,7 +97,7 @@ def test_r12_8_player_seeds_test_vector():
     assert [" ".join(map(str, h)) for h in hands] == R12_8
 
 
-def test_r12_8_without_player_seeds_the_client_seed_is_unchanged():
+def test_r12_8_without_player_seeds_the_client_seed_is_unchanged() -> None:
     assert effective_client_seed("client", []) == "client"
     assert effective_client_seed("client", [("p0", ""), ("p1", "")]) == "client"
     assert deal(bytes(32), effective_client_seed("client", []), "r1", 4) == deal(
@@ -105,7 +105,7 @@ def test_r12_8_without_player_seeds_the_client_seed_is_unchanged():
     )
 
 
-def test_r12_8_document_escapes_non_ascii_and_keeps_seat_order():
+def test_r12_8_document_escapes_non_ascii_and_keeps_seat_order() -> None:
     seeds = [("玩家", "种子"), ("b", 'q"\\')]
     assert player_seeds_document(seeds) == (
         '[["\\u73a9\\u5bb6","\\u79cd\\u5b50"],["b","q\\"\\\\"]]'
@@ -118,13 +118,13 @@ def test_r12_8_document_escapes_non_ascii_and_keeps_seat_order():
     "seed",
     ["x" * (MAX_PLAYER_SEED_LENGTH + 1), "tab\there", "new\nline", "\x00"],
 )
-def test_r12_8_a_player_seed_is_printable_and_at_most_64_characters(seed):
+def test_r12_8_a_player_seed_is_printable_and_at_most_64_characters(seed: str) -> None:
     with pytest.raises(RuleError) as raised:
         check_player_seed(seed)
     assert raised.value.field == "player_seed"
     assert len(raised.value.message) < 200
 
 
-def test_r12_8_the_longest_printable_seed_is_accepted():
+def test_r12_8_the_longest_printable_seed_is_accepted() -> None:
     assert check_player_seed("s" * MAX_PLAYER_SEED_LENGTH) == "s" * MAX_PLAYER_SEED_LENGTH
     assert check_player_seed("种子 🂡") == "种子 🂡"

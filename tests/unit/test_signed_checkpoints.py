@@ -98,13 +98,13 @@ def raw_public(private: Ed25519PrivateKey) -> bytes:
 # The vectors ---------------------------------------------------------------------------------
 
 
-def test_the_spec_example_verifies_and_its_key_id_is_the_recommended_hash():
+def test_the_spec_example_verifies_and_its_key_id_is_the_recommended_hash() -> None:
     note = open_note(SPEC_NOTE, [Verifier.parse(SPEC_VKEY)])
     assert note.text == "This is an example message.\n"
     assert verifies(SPEC_NOTE, SPEC_VKEY)
 
 
-def test_signing_with_the_go_example_key_gives_the_go_note_byte_for_byte():
+def test_signing_with_the_go_example_key_gives_the_go_note_byte_for_byte() -> None:
     signer = Signer.parse(GO_SKEY)
     assert signer.verifier.vkey == GO_VKEY
     assert signer.skey == GO_SKEY
@@ -118,7 +118,9 @@ SEED = bytes(range(32))
 NAME = "thirteen.test/log"
 
 
-def test_a_checkpoint_is_origin_size_and_base64_root_then_a_blank_line_and_one_ed25519_line():
+def test_a_checkpoint_is_origin_size_and_base64_root_then_a_blank_line_and_one_ed25519_line() -> (
+    None
+):
     signer = Signer.from_seed(NAME, SEED)
     root = leaf_hash(b"x")
     note = sign_checkpoint(Checkpoint(NAME, 1234, root), signer)
@@ -136,7 +138,7 @@ def test_a_checkpoint_is_origin_size_and_base64_root_then_a_blank_line_and_one_e
     assert open_checkpoint(note, Verifier.parse(vkey)) == Checkpoint(NAME, 1234, root)
 
 
-def test_the_empty_tree_is_size_zero_and_sizes_have_no_leading_zeros():
+def test_the_empty_tree_is_size_zero_and_sizes_have_no_leading_zeros() -> None:
     assert Checkpoint.parse(f"{NAME}\n0\n{base64.b64encode(bytes(32)).decode()}\n").size == 0
     with pytest.raises(NoteError):
         Checkpoint.parse(f"{NAME}\n012\n{base64.b64encode(bytes(32)).decode()}\n")
@@ -144,7 +146,7 @@ def test_the_empty_tree_is_size_zero_and_sizes_have_no_leading_zeros():
         Checkpoint.parse(f"{NAME}\n12\n{base64.b64encode(bytes(31)).decode()}\n")
 
 
-def test_a_checkpoint_signed_by_another_key_or_edited_is_refused():
+def test_a_checkpoint_signed_by_another_key_or_edited_is_refused() -> None:
     signer = Signer.from_seed(NAME, SEED)
     note = sign_checkpoint(Checkpoint(NAME, 7, leaf_hash(b"y")), signer)
     other = Signer.from_seed(NAME, bytes(32))  # same name, another key: another key id
@@ -159,7 +161,7 @@ def test_a_checkpoint_signed_by_another_key_or_edited_is_refused():
         sign_checkpoint(Checkpoint(NAME, 7, leaf_hash(b"y")), impostor)
 
 
-def test_unknown_signatures_are_ignored_but_a_known_one_that_fails_rejects_the_note():
+def test_unknown_signatures_are_ignored_but_a_known_one_that_fails_rejects_the_note() -> None:
     signer = Signer.from_seed(NAME, SEED)
     note = sign_checkpoint(Checkpoint(NAME, 3, leaf_hash(b"z")), signer)
     stranger = Signer.from_seed("someone.else", bytes(32))
@@ -181,7 +183,7 @@ def test_unknown_signatures_are_ignored_but_a_known_one_that_fails_rejects_the_n
         "text\n\n— na+me AAAAAAA=\n",
     ],
 )
-def test_malformed_notes_are_refused(note):
+def test_malformed_notes_are_refused(note: str) -> None:
     with pytest.raises(NoteError):
         parse(note)
 
@@ -198,7 +200,7 @@ def independent_cosignature(body: str, time: int, name: str, seed: bytes) -> str
     return f"— {name} {base64.b64encode(payload).decode()}\n"
 
 
-def test_cosignatures_follow_tlog_cosignature_both_ways():
+def test_cosignatures_follow_tlog_cosignature_both_ways() -> None:
     log = Signer.from_seed(NAME, SEED)
     checkpoint = Checkpoint(NAME, 99, leaf_hash(b"w"))
     note = sign_checkpoint(checkpoint, log)

@@ -28,7 +28,7 @@ EXAMPLES = {
 }
 
 
-def test_r5_1_the_table_lists_fourteen_specials_strongest_first_with_points():
+def test_r5_1_the_table_lists_fourteen_specials_strongest_first_with_points() -> None:
     assert [s.order for s in Special] == list(range(1, 15))
     assert [s.default_points for s in Special] == [
         108,
@@ -49,7 +49,7 @@ def test_r5_1_the_table_lists_fourteen_specials_strongest_first_with_points():
 
 
 @pytest.mark.parametrize("special", list(Special), ids=lambda s: s.id)
-def test_r5_1_each_special_is_recognised(special):
+def test_r5_1_each_special_is_recognised(special: Special) -> None:
     hand = cards(EXAMPLES[special])
     assert qualifies(special, hand) is not None
     assert special in [q.special for q in qualifying(hand)]
@@ -74,17 +74,17 @@ def test_r5_1_each_special_is_recognised(special):
         (Special.TWO_MONSTERS_FRONT_TRIPS, "Ac Ad Ah 9c 9d 9h 8s 2c 3c 4c 5c 6c Kd"),
     ],
 )
-def test_r5_1_near_misses_do_not_qualify(special, text):
+def test_r5_1_near_misses_do_not_qualify(special: Special, text: str) -> None:
     assert qualifies(special, cards(text)) is None
 
 
-def test_r5_1_row_12_a_four_of_a_kind_is_not_two_pairs_unless_the_ruleset_says_so():
+def test_r5_1_row_12_a_four_of_a_kind_is_not_two_pairs_unless_the_ruleset_says_so() -> None:
     hand = cards("2c 2d 2h 2s 3h 3d 4h 4d 6d 6h 8s 8h As")
     assert qualifies(Special.SIX_PAIRS, hand) is None
     assert qualifies(Special.SIX_PAIRS, hand, quad_counts_as_two_pairs=True) is not None
 
 
-def test_r5_1_six_pairs_holds_a_trips_as_a_pair_and_the_single():
+def test_r5_1_six_pairs_holds_a_trips_as_a_pair_and_the_single() -> None:
     hand = cards("2c 2d 5c 5d 9c 9d Jh Js Kc Kd Ac Ad Ah")
     assert [q.special for q in qualifying(hand)][:2] == [
         Special.FIVE_PAIRS_TRIPS,
@@ -92,12 +92,12 @@ def test_r5_1_six_pairs_holds_a_trips_as_a_pair_and_the_single():
     ]
 
 
-def test_r5_1_all_big_and_all_small_share_the_eights():
+def test_r5_1_all_big_and_all_small_share_the_eights() -> None:
     assert qualifies(Special.ALL_BIG, cards("8c 8d 8h 8s 9c 9d 9h Tc Td Th Jc Jd Jh"))
     assert qualifies(Special.ALL_SMALL, cards("8c 8d 8h 8s 7c 7d 7h 6c 6d 6h 5c 5d 5h"))
 
 
-def test_r5_2_order_decides_between_equal_points():
+def test_r5_2_order_decides_between_equal_points() -> None:
     assert Special.ALL_BIG.beats(Special.ALL_SMALL)
     assert Special.ALL_SMALL.beats(Special.ONE_COLOR)
     assert Special.THREE_STRAIGHT_FLUSHES.beats(Special.THREE_QUADS)
@@ -108,23 +108,23 @@ def test_r5_2_order_decides_between_equal_points():
     ("special", "front"),
     [(Special.THREE_STRAIGHTS, "Ah 2c 3d"), (Special.THREE_STRAIGHTS, "Qh Kc Ad")],
 )
-def test_r5_3_three_card_runs_include_a23_and_qka(special, front):
+def test_r5_3_three_card_runs_include_a23_and_qka(special: Special, front: str) -> None:
     rest = cards("4s 5h 6c 7d 8s 9h Tc Jd Qs Kh")
     split = Split(cards(front), rest[:5], rest[5:])
     assert split_qualifies(special, split)
 
 
-def test_r5_3_k_a_2_is_not_a_run():
+def test_r5_3_k_a_2_is_not_a_run() -> None:
     split = Split(cards("Kh Ac 2d"), cards("3s 4h 5c 6d 7s"), cards("8h 9c Td Js Qh"))
     assert not split_qualifies(Special.THREE_STRAIGHTS, split)
 
 
-def test_r5_4_declaring_any_takes_the_strongest_qualifying_special():
+def test_r5_4_declaring_any_takes_the_strongest_qualifying_special() -> None:
     play = declare(cards(EXAMPLES[Special.SUPREME_DRAGON]), "any", STANDARD)
     assert play.special is Special.SUPREME_DRAGON
 
 
-def test_r5_4_a_declaration_the_cards_do_not_support_is_refused():
+def test_r5_4_a_declaration_the_cards_do_not_support_is_refused() -> None:
     with pytest.raises(SpecialError, match="do not qualify for dragon"):
         declare(cards(EXAMPLES[Special.SIX_PAIRS]), "dragon", STANDARD)
     with pytest.raises(SpecialError, match="qualify for no special"):
@@ -133,14 +133,14 @@ def test_r5_4_a_declaration_the_cards_do_not_support_is_refused():
         declare(cards(EXAMPLES[Special.SIX_PAIRS]), "seven_pairs", STANDARD)
 
 
-def test_r5_5_split_patterns_record_a_qualifying_split_found_by_the_service():
+def test_r5_5_split_patterns_record_a_qualifying_split_found_by_the_service() -> None:
     play = declare(cards(EXAMPLES[Special.THREE_FLUSHES]), "three_flushes", STANDARD)
     assert play.split is not None
     assert split_qualifies(Special.THREE_FLUSHES, play.split)
     assert sorted(play.split.cards) == sorted(cards(EXAMPLES[Special.THREE_FLUSHES]))
 
 
-def test_r5_5_a_given_split_must_show_the_pattern_and_the_foul_rule_does_not_apply():
+def test_r5_5_a_given_split_must_show_the_pattern_and_the_foul_rule_does_not_apply() -> None:
     # front flush-trio of spades Q-J-5 "beats" nothing here, but a back weaker than the middle
     # would be a foul in a normal hand: allowed for a special split.
     good = Split(cards("Js Qs 5s"), cards("Jh Qh Ah 7h Th"), cards("2s 3s 4s 6s 7s"))
@@ -151,7 +151,7 @@ def test_r5_5_a_given_split_must_show_the_pattern_and_the_foul_rule_does_not_app
         declare(bad.cards, "three_flushes", STANDARD, bad)
 
 
-def test_r5_6_the_service_lists_every_qualifying_special():
+def test_r5_6_the_service_lists_every_qualifying_special() -> None:
     hand = cards(EXAMPLES[Special.SUPREME_DRAGON])
     assert [q.special.id for q in qualifying(hand)] == [
         "supreme_dragon",
@@ -163,7 +163,7 @@ def test_r5_6_the_service_lists_every_qualifying_special():
     ]
 
 
-def test_r5_5_declaring_any_with_piles_judges_split_patterns_on_those_piles():
+def test_r5_5_declaring_any_with_piles_judges_split_patterns_on_those_piles() -> None:
     # These cards hold three_flushes, but the given piles do not show it.
     hand = cards("2s 5s 3h 9s 6h 8h Jh Kh 4d 7d Td Qd 2d")
     bad = Split(hand[:3], hand[3:8], hand[8:])
@@ -173,7 +173,7 @@ def test_r5_5_declaring_any_with_piles_judges_split_patterns_on_those_piles():
     assert declare(good.cards, "any", STANDARD, good).split == good
 
 
-def test_r5_5_declaring_any_without_piles_records_the_split_the_service_found():
+def test_r5_5_declaring_any_without_piles_records_the_split_the_service_found() -> None:
     hand = cards(EXAMPLES[Special.THREE_FLUSHES])
     play = declare(hand, "any", STANDARD)
     assert play.special is Special.THREE_FLUSHES

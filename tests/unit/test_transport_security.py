@@ -8,8 +8,9 @@ import datetime as dt
 import ipaddress
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import grpc
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -71,8 +72,13 @@ class FakeContext:
         return self.auth
 
 
-def tls_call(cert_pem: bytes) -> Any:
-    return FakeContext({"transport_security_type": [b"ssl"], "x509_pem_cert": [cert_pem]})
+def fake_call(auth: Mapping[str, Iterable[bytes]]) -> grpc.aio.ServicerContext[Any, Any]:
+    """A call context that answers only ``auth_context()``, all ``identity_of`` reads."""
+    return cast("grpc.aio.ServicerContext[Any, Any]", FakeContext(auth))
+
+
+def tls_call(cert_pem: bytes) -> grpc.aio.ServicerContext[Any, Any]:
+    return fake_call({"transport_security_type": [b"ssl"], "x509_pem_cert": [cert_pem]})
 
 
 URI = x509.UniformResourceIdentifier
@@ -125,14 +131,14 @@ def test_garbage_instead_of_a_certificate_gives_no_identity() -> None:
 
 
 def test_plaintext_and_tls_without_a_client_certificate_have_no_identity() -> None:
-    assert identity_of(FakeContext({})) is None
-    assert identity_of(FakeContext({"transport_security_type": [b"insecure"]})) is None
-    assert identity_of(FakeContext({"transport_security_type": [b"ssl"]})) is None
+    assert identity_of(fake_call({})) is None
+    assert identity_of(fake_call({"transport_security_type": [b"insecure"]})) is None
+    assert identity_of(fake_call({"transport_security_type": [b"ssl"]})) is None
 
 
 def test_a_certificate_outside_tls_is_not_trusted() -> None:
     cert = pem(certificate(names=[URI("spiffe://thirteen.dev/admin")]))
-    context = FakeContext({"transport_security_type": [b"local"], "x509_pem_cert": [cert]})
+    context = fake_call({"transport_security_type": [b"local"], "x509_pem_cert": [cert]})
     assert identity_of(context) is None
 
 

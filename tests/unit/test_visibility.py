@@ -3,6 +3,7 @@ it is over (R5.6, R10.4, R12.1, R12.6)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -61,13 +62,17 @@ def abandoned() -> Round:
     ("viewer", "hands"),
     [("A", ["A"]), ("B", ["B"]), (OBSERVER, []), ("somebody else", []), (DEALER, ["A", "B", "C"])],
 )
-def test_r12_1_before_the_end_a_player_sees_only_their_own_hand(viewer, hands):
+def test_r12_1_before_the_end_a_player_sees_only_their_own_hand(
+    viewer: str, hands: list[str]
+) -> None:
     assert visible_hands(dealt(), viewer) == hands
 
 
 @pytest.mark.parametrize("ended", [revealed, abandoned], ids=["revealed", "abandoned"])
 @pytest.mark.parametrize("viewer", ["A", "B", OBSERVER, "somebody else", DEALER])
-def test_r10_4_r12_6_once_the_round_is_over_everyone_sees_everything(ended, viewer):
+def test_r10_4_r12_6_once_the_round_is_over_everyone_sees_everything(
+    ended: Callable[[], Round], viewer: str
+) -> None:
     round_ = ended()
     assert is_public(round_)
     assert visible_hands(round_, viewer) == ["A", "B", "C"]
@@ -75,14 +80,14 @@ def test_r10_4_r12_6_once_the_round_is_over_everyone_sees_everything(ended, view
     assert viewpoint(round_, viewer or OBSERVER) == OBSERVER
 
 
-def test_r12_1_before_the_end_only_the_player_and_the_dealer_see_a_submission():
+def test_r12_1_before_the_end_only_the_player_and_the_dealer_see_a_submission() -> None:
     round_ = dealt()
     assert not is_public(round_)
     assert sees_submission(round_, "A", "A") and sees_submission(round_, DEALER, "A")
     assert not sees_submission(round_, "B", "A") and not sees_submission(round_, OBSERVER, "A")
 
 
-def test_r5_6_only_the_player_deciding_is_told_which_specials_their_hand_qualifies_for():
+def test_r5_6_only_the_player_deciding_is_told_which_specials_their_hand_qualifies_for() -> None:
     round_ = dealt()
     assert shows_qualifying(round_, "A", "A")
     assert not shows_qualifying(round_, "B", "A")
@@ -91,7 +96,7 @@ def test_r5_6_only_the_player_deciding_is_told_which_specials_their_hand_qualifi
     assert not shows_qualifying(revealed(), "A", "A")
 
 
-def test_a_viewer_who_is_no_player_shares_the_observers_view():
+def test_a_viewer_who_is_no_player_shares_the_observers_view() -> None:
     round_ = dealt()
     assert [viewpoint(round_, v) for v in ["A", "C", OBSERVER, "made-up"]] == [
         "A",

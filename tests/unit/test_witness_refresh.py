@@ -50,7 +50,9 @@ def times(log: IdleLog, witness: Signer) -> list[int]:
     return [c.time for c in cosignatures(log.checkpoint(), [witness.verifier])]
 
 
-def test_an_idle_log_is_cosigned_again_once_the_cosignature_is_an_hour_old(tmp_path: Path, keys):
+def test_an_idle_log_is_cosigned_again_once_the_cosignature_is_an_hour_old(
+    tmp_path: Path, keys: tuple[Signer, Signer]
+) -> None:
     log_key, witness = keys
     log = IdleLog(log_key)
     state = State(tmp_path / "state", log_key.verifier)
@@ -72,13 +74,15 @@ def test_an_idle_log_is_cosigned_again_once_the_cosignature_is_an_hour_old(tmp_p
     assert after.startswith("nothing new") and len(log.handed) == 2
 
 
-def test_the_refresh_is_well_inside_the_day_the_log_accepts_cosignatures_for():
+def test_the_refresh_is_well_inside_the_day_the_log_accepts_cosignatures_for() -> None:
     from domain.tlog.checkpoint import COSIGNATURE_BEHIND
 
     assert REFRESH_AFTER * 12 <= COSIGNATURE_BEHIND
 
 
-def test_another_witness_line_does_not_count_as_its_own(tmp_path: Path, keys):
+def test_another_witness_line_does_not_count_as_its_own(
+    tmp_path: Path, keys: tuple[Signer, Signer]
+) -> None:
     log_key, witness = keys
     other = Signer.from_seed("witness.test/w2", bytes(range(1, 33)), COSIGNATURE_V1)
     log = IdleLog(log_key)
