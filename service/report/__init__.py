@@ -1,2 +1,2 @@
-"""A round's dispute report (``explain``: its data, in words and as HTML) and its step-by-step
-replay; the command line and the web console both show them."""
+"""A round's dispute report (``dispute`` holds it, ``explain`` builds it, ``words`` and ``html``
+word it) and its step-by-step replay; the command line and the web console both show them."""

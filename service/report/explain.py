@@ -3,23 +3,20 @@
 Everything comes from the round's own events, rebuilt as the service rebuilds them, and from the
 domain's own judgement: the result and every pile of every pair as the reveal recorded them
 (``Round.revealed_outcome``), the fairness proof (``domain.fairness.proof``) and what an observer
-may see (``domain.visibility``). This module holds the report as data; ``explain_words`` and
-``explain_html`` word it. Nothing here scores again (only the audit does, and compares). Until
-a round is over (R10.4) the report holds only what is public — who sits where, who has
+may see (``domain.visibility``). This module builds the report (``dispute`` holds it as data);
+``words`` and ``html`` word it. Nothing here scores again (only the audit does, and compares).
+Until a round is over (R10.4) the report holds only what is public — who sits where, who has
 submitted, escapes and the commitment — and never a card.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
 from domain import visibility
-from domain.errors import RuleError
 from domain.fairness.proof import prove
 from domain.fairness.shuffle import effective_client_seed
 from domain.ids import table_uuid
@@ -28,7 +25,6 @@ from domain.round import Round
 from domain.rules.arrangement import PILE_NAMES
 from domain.rules.cards import by_strength, format_cards, parse_cards
 from domain.rules.hands import describe, value3, value5
-from domain.rules.ruleset import Ruleset
 from domain.rules.scoring import PairScore
 from domain.rules.settlement import gross
 from domain.rules.specials import Special
@@ -36,156 +32,8 @@ from domain.table import Table
 from service.application import Thirteen
 from service.caller import UNKNOWN, recorded
 from service.evidence import Decoder, record_of
+from service.report.dispute import PairView, Pile, PileOutcome, PlayerView, Proof, Report
 from service.report.replay import fold, phase, round_events
-
-CLAUSE = re.compile(r"; |(?<=\.) ")
-"""Where the domain's pair explanation divides: between piles, and between sentences."""
-
-
-class UnknownPlayer(RuleError):
-    """``--player`` names someone who was not dealt into the round."""
-
-
-# --- the report as data -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pile:
-    name: str  # front, middle, back
-    cards: tuple[str, ...]  # two-letter cards (R1.2), grouped for reading
-    words: str  # "flush, A-high"; empty for the split of a special hand
-
-
-@dataclass(frozen=True)
-class PlayerView:
-    player_id: str
-    seat: int
-    balance_at_deal: int
-    submitted: bool
-    escaped: bool
-    escape_coins: int  # net coins of every escape in the round (R11)
-    cards: tuple[str, ...] | None  # None while the round is in progress
-    piles: tuple[Pile, ...] = ()
-    foul_reason: str = ""  # foul at the showdown, or a foul draft of an abandoned round
-    special: Special | None = None
-    special_points: int = 0
-    declared: str = ""
-    points: int | None = None
-    gross: int | None = None
-    coins: int | None = None
-
-    @property
-    def balance_after(self) -> int:
-        return self.balance_at_deal + self.escape_coins + (self.coins or 0)
-
-    @property
-    def status(self) -> str:
-        if self.escaped:
-            return "escaped"
-        if self.cards is None:
-            return "submitted" if self.submitted else "not submitted yet"
-        if self.special is not None:
-            return f"special hand {self.special.id} ({self.special.chinese})"
-        if self.foul_reason:
-            return f"foul: {self.foul_reason}"
-        return "arranged" if self.piles else "no arrangement"
-
-
-@dataclass(frozen=True)
-class PileOutcome:
-    """One pile of a pair, for ``a``: won (+1), lost (−1) or tied (0), worth ``worth`` (R6.1)."""
-
-    name: str
-    result: int
-    worth: int
-    a_words: str
-    b_words: str
-
-
-@dataclass(frozen=True)
-class PairView:
-    a: str
-    b: str
-    points: int  # for a (R6)
-    kind: str  # normal, foul, both_foul, special
-    piles: tuple[PileOutcome, ...]
-    scoop: int | None  # the multiplier applied (R6.2, R6.3), or None
-    home_run: int | None  # the further multiplier (R6.7), or None
-    scooper: str
-    explanation: str
-
-    @property
-    def base(self) -> int:
-        """The sum of the pile results before any multiplier (R6.1)."""
-        return sum(p.result * p.worth for p in self.piles)
-
-    @property
-    def clauses(self) -> list[str]:
-        return CLAUSE.split(self.explanation)
-
-    def other(self, player: str) -> str:
-        return self.b if player == self.a else self.a
-
-    def points_for(self, player: str) -> int:
-        return self.points if player == self.a else -self.points
-
-
-@dataclass(frozen=True)
-class Proof:
-    """R12: what was committed, what was revealed, and whether they agree. With players'
-    seeds (R12.8, in seat order, those given) the deal used ``effective_client_seed``."""
-
-    commitment: str
-    published: str  # when and where the commitment was published before the deal
-    client_seed: str
-    server_seed: str | None
-    seed_ok: bool | None
-    deal_ok: bool | None
-    players: int
-    player_seeds: tuple[tuple[str, str], ...] = ()
-    effective_client_seed: str = ""
-
-
-@dataclass(frozen=True)
-class Report:
-    round_id: str
-    table_id: str
-    number: int
-    phase: str  # dealt (in progress), revealed, abandoned
-    dealt_at: datetime
-    deadline: datetime
-    ended_at: datetime | None
-    base_stake: int
-    ruleset: Ruleset
-    players: tuple[PlayerView, ...]
-    pairs: tuple[PairView, ...]
-    proof: Proof
-    notes: tuple[str, ...] = ()
-    callers: tuple[tuple[str, str], ...] = ()  # (what was stored, the identity that called)
-
-    @property
-    def over(self) -> bool:
-        return self.phase != "dealt"
-
-    def player(self, player_id: str) -> PlayerView:
-        for view in self.players:
-            if view.player_id == player_id:
-                return view
-        known = ", ".join(p.player_id for p in self.players)
-        raise UnknownPlayer(
-            f"player {player_id!r} was not dealt into round {self.round_id}; its players: {known}",
-            field="player",
-        )
-
-    def pairs_for(self, player: str | None) -> list[PairView]:
-        """Every pair, the player's own first (in seat order of the other side)."""
-        if player is None:
-            return list(self.pairs)
-        mine = [p for p in self.pairs if player in (p.a, p.b)]
-        return mine + [p for p in self.pairs if p not in mine]
-
-
-# --- building it from the store ---------------------------------------------------------------
 
 
 def load(app: Thirteen, round_id: str) -> Report:
@@ -358,7 +206,6 @@ def build(round_: Round, published: str = "") -> Report:
     shown = visibility.is_public(round_)  # the report is an observer's
     results: dict[str, PlayerResult] = {}
     pairs: tuple[PairScore, ...] = ()
-    notes: list[str] = []
     outcome = round_.revealed_outcome()
     if outcome is not None:
         results = {p.player_id: p for p in round_result(round_, outcome).players}
@@ -367,32 +214,6 @@ def build(round_: Round, published: str = "") -> Report:
         p: _player(round_, seat, p, results.get(p), shown) for seat, p in enumerate(round_.players)
     }
     pair_views = tuple(_pair(round_, p, views) for p in pairs)
-    for view in pair_views:
-        if view.kind in ("normal", "foul"):
-            expected = view.base * (view.scoop or 1) * (view.home_run or 1)
-            if expected != view.points:
-                notes.append(
-                    f"{view.a} vs {view.b}: the piles and multipliers give {expected:+d}, "
-                    f"the showdown {view.points:+d}"
-                )
-    seed = round_.server_seed
-    seed_ok = deal_ok = None
-    seats = round_.seat_seeds  # R12.8
-    if seed is not None:
-        hands = [round_.hands[p] for p in round_.players]
-        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands, seats)
-        seed_ok, deal_ok = fair.seed_matches, fair.hands_match
-    proof = Proof(
-        round_.commitment,
-        published,
-        round_.client_seed,
-        seed,
-        seed_ok,
-        deal_ok,
-        len(round_.players),
-        tuple((p, s) for p, s in seats if s),
-        effective_client_seed(round_.client_seed, seats),
-    )
     return Report(
         round_id=round_.round_id,
         table_id=round_.table_id,
@@ -405,6 +226,43 @@ def build(round_: Round, published: str = "") -> Report:
         ruleset=round_.ruleset,
         players=tuple(views.values()),
         pairs=pair_views,
-        proof=proof,
-        notes=tuple(notes),
+        proof=_proof(round_, published),
+        notes=_notes(pair_views),
+    )
+
+
+def _notes(pairs: Iterable[PairView]) -> tuple[str, ...]:
+    """Where a pair's piles and multipliers do not give the points its showdown recorded."""
+    notes = []
+    for view in pairs:
+        if view.kind in ("normal", "foul"):
+            expected = view.base * (view.scoop or 1) * (view.home_run or 1)
+            if expected != view.points:
+                notes.append(
+                    f"{view.a} vs {view.b}: the piles and multipliers give {expected:+d}, "
+                    f"the showdown {view.points:+d}"
+                )
+    return tuple(notes)
+
+
+def _proof(round_: Round, published: str) -> Proof:
+    """R12: the commitment and seeds, and once the seed is revealed whether it matches the
+    commitment and deals the recorded hands (``domain.fairness.proof`` judges)."""
+    seed = round_.server_seed
+    seed_ok = deal_ok = None
+    seats = round_.seat_seeds  # R12.8
+    if seed is not None:
+        hands = [round_.hands[p] for p in round_.players]
+        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands, seats)
+        seed_ok, deal_ok = fair.seed_matches, fair.hands_match
+    return Proof(
+        round_.commitment,
+        published,
+        round_.client_seed,
+        seed,
+        seed_ok,
+        deal_ok,
+        len(round_.players),
+        tuple((p, s) for p, s in seats if s),
+        effective_client_seed(round_.client_seed, seats),
     )

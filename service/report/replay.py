@@ -25,6 +25,7 @@ from service.application import Thirteen
 from service.caller import CALLER_FIELD, UNKNOWN, recorded
 from service.errors import NotFound
 from service.evidence import Decoder, record_of
+from service.report.figures import signed
 
 HIDDEN = "hidden until the round is over"
 
@@ -192,10 +193,6 @@ def _state(round_: Round, final: Round) -> dict[str, Any]:
 # --- text -----------------------------------------------------------------------------------
 
 
-def _signed(value: int) -> str:
-    return f"{value:+d}" if value else "0"
-
-
 def _event_line(event: dict[str, Any]) -> str:
     who = event["who"]
     by = "by the service" if who is None else f"by {who}"
@@ -239,7 +236,7 @@ def _detail_lines(event: dict[str, Any]) -> list[str]:
     if kind == "PlayerEscaped":
         return [
             "escape transfers (R11): "
-            + ", ".join(f"{p} {_signed(c)}" for p, c in d["transfers"].items())
+            + ", ".join(f"{p} {signed(c)}" for p, c in d["transfers"].items())
         ]
     if kind in ("Revealed", "Abandoned"):
         return [f"server seed published: {d['server_seed']}"]
@@ -253,9 +250,9 @@ def _player_line(entry: dict[str, Any], width: int, marked: bool) -> str:
     if entry.get("special"):
         status += f" {entry['special']} (declared {entry['declared']!r})"
     if "points" in entry:
-        status += f"; points {_signed(entry['points'])}, coins {_signed(entry['coins'])}"
+        status += f"; points {signed(entry['points'])}, coins {signed(entry['coins'])}"
     if entry["escape_coins"]:
-        status += f"; escape coins {_signed(entry['escape_coins'])}"
+        status += f"; escape coins {signed(entry['escape_coins'])}"
     mark = "*" if marked else " "
     return f"{mark} {entry['player_id']:<{width}}  {status}"
 

@@ -1,4 +1,4 @@
-"""The dispute report (``service.report.explain``) in words: the sentences the text and the HTML
+"""The dispute report (``service.report.dispute``) in words: the sentences the text and the HTML
 share, and the plain-text report of ``thirteen explain``. Everything said here is read from the
 report; nothing is judged again.
 """
@@ -9,13 +9,10 @@ from collections.abc import Sequence
 
 from domain.rules.cards import parse_cards
 from domain.rules.ruleset import Ruleset
-from service.report.explain import PairView, PileOutcome, PlayerView, Report
+from service.report.dispute import PairView, PileOutcome, PlayerView, Report
+from service.report.figures import signed
 
 # --- words shared by the text and the HTML ----------------------------------------------------
-
-
-def signed(value: int) -> str:
-    return f"{value:+d}" if value else "0"
 
 
 def symbols(cards: Sequence[str]) -> str:

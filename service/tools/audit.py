@@ -16,8 +16,12 @@ from service.tools.terminal import EXIT_BAD_INPUT, ProgressBar, read_store
 
 if TYPE_CHECKING:  # the store's modules load only when a command reads a store
     from domain.findings import Finding
+    from domain.tlog.checkpoint import Checkpoint
     from domain.tlog.note import Verifier
-    from service.evidence import Evidence
+    from service.evidence import Evidence, StoreReader
+    from service.transparency.audits import StoreLogAudit
+
+Reports = list[tuple[str, list[Any]]]  # (round id, or what else was judged; its findings)
 
 
 def _finding_line(finding: Any) -> str:
@@ -28,89 +32,110 @@ def _finding_line(finding: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Verify rounds against the rules: from the store, or offline from an export."""
-    from domain.findings import passed
-    from service.evidence import Decoder, StoreReader, audit, from_document
-
-    if args.receipt and args.all:
-        print(
-            "thirteen audit: --receipt belongs to one round (--round or --file), not --all",
-            file=sys.stderr,
-        )
-        return EXIT_BAD_INPUT
-    if args.earlier_checkpoint and not args.file:
-        print("thirteen audit: --earlier-checkpoint checks an export: give --file", file=sys.stderr)
-        return EXIT_BAD_INPUT
     from service.tools.log_keys import audit_keys
 
+    if args.receipt and args.all:
+        return _refuse("--receipt belongs to one round (--round or --file), not --all")
+    if args.earlier_checkpoint and not args.file:
+        return _refuse("--earlier-checkpoint checks an export: give --file")
     keys = audit_keys(args)
     if isinstance(keys, str):
-        print(f"thirteen audit: {keys}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _refuse(keys)
     witnesses = _witness_keys(args)
     if isinstance(witnesses, str):
-        print(f"thirteen audit: {witnesses}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    decoder = Decoder()
-    reports: list[tuple[str, list[Any]]] = []
-    if args.file:
-        from domain.tlog.evidence import check_cosignatures, check_log
+        return _refuse(witnesses)
+    reports = _from_file(args, keys, witnesses) if args.file else _from_store(args, keys[0])
+    if isinstance(reports, int):
+        return reports
+    return _show(args, reports)
 
+
+def _refuse(message: str) -> int:
+    print(f"thirteen audit: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _from_file(
+    args: argparse.Namespace,
+    keys: tuple[Verifier | None, Checkpoint | None],
+    witnesses: tuple[list[Verifier], int],
+) -> Reports | int:
+    """The export's round judged, with its events' place in the log and the witnesses'
+    cosignatures (``domain.tlog.evidence``)."""
+    from domain.tlog.evidence import check_cosignatures, check_log
+    from service.evidence import Decoder, audit, from_document
+
+    try:
+        evidence: Evidence = from_document(Path(args.file).read_text())
+    except OSError as error:
+        return _refuse(f"cannot read {args.file}: {error.strerror}")
+    except (ValueError, KeyError, TypeError) as error:
+        return _refuse(f"{args.file} is not a round export: {error}")
+    evidence.receipt = args.receipt or evidence.receipt
+    logged = check_log(evidence.records(), evidence.log, *keys)
+    logged += check_cosignatures(evidence.log, *witnesses)
+    return [(evidence.round_id, audit(evidence, Decoder()) + logged)]
+
+
+def _from_store(args: argparse.Namespace, key: Verifier | None) -> Reports | int:
+    """``--round`` or every round of the store judged, each with its events against the log."""
+    from service.evidence import Decoder, StoreReader, audit
+    from service.rpc.audit import result_reader
+    from service.transparency.audits import StoreLogAudit
+
+    app = read_store("audit", args.data)
+    if isinstance(app, int):
+        return app
+    views, _ = app.database.views()
+    views_reader = result_reader(views)
+
+    def result_of(round_id: str) -> Any:
         try:
-            evidence: Evidence = from_document(Path(args.file).read_text())
-        except OSError as error:
-            print(f"thirteen audit: cannot read {args.file}: {error.strerror}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except (ValueError, KeyError, TypeError) as error:
-            print(f"thirteen audit: {args.file} is not a round export: {error}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        evidence.receipt = args.receipt or evidence.receipt
-        logged = check_log(evidence.records(), evidence.log, *keys)
-        logged += check_cosignatures(evidence.log, *witnesses)
-        reports.append((evidence.round_id, audit(evidence, decoder) + logged))
-    else:
-        app = read_store("audit", args.data)
-        if isinstance(app, int):
-            return app
+            return views_reader(round_id)
+        except Exception:  # no views yet: audit the events alone
+            return None
 
-        from service.rpc.audit import result_reader
-        from service.transparency.audits import StoreLogAudit
-
-        views, _ = app.database.views()
-        views_reader = result_reader(views)
-
-        def result_of(round_id: str) -> Any:
-            try:
-                return views_reader(round_id)
-            except Exception:  # no views yet: audit the events alone
-                return None
-
-        reader = StoreReader(app, result_of)
-        in_log = StoreLogAudit(app, keys[0])  # the events against the log (issue 12)
+    reader = StoreReader(app, result_of)
+    in_log = StoreLogAudit(app, key)  # the events against the log (issue 12)
+    try:
+        if not args.round:
+            return _every_round(args, reader, in_log)
         try:
-            if args.round:
-                try:
-                    evidence = reader.evidence(args.round)
-                except RuleError as error:
-                    print(f"thirteen audit: {error.message}", file=sys.stderr)
-                    return EXIT_BAD_INPUT
-                evidence.receipt = args.receipt or ""
-                reports.append((args.round, audit(evidence, decoder) + in_log.round(evidence)))
-            else:
-                bar = None if args.json else ProgressBar("reading the log")
-                evidences = []
-                for found, extra in reader.every_round(bar, in_log.take):
-                    if found is None:
-                        if extra:
-                            reports.append(("(streams outside rounds)", extra))
-                        continue
-                    evidences.append(found)
-                reports += audit_many(evidences, args.workers)
-                tree = in_log.tree()  # every event's leaf against the latest checkpoint
-                if not passed(tree):  # listed when it fails, as the streams outside rounds
-                    reports.append(("(transparency log)", tree))
-        finally:
-            views.close()
-            app.close()
+            evidence = reader.evidence(args.round)
+        except RuleError as error:
+            return _refuse(error.message)
+        evidence.receipt = args.receipt or ""
+        return [(args.round, audit(evidence, Decoder()) + in_log.round(evidence))]
+    finally:
+        views.close()
+        app.close()
+
+
+def _every_round(args: argparse.Namespace, reader: StoreReader, in_log: StoreLogAudit) -> Reports:
+    """Every round (on ``--workers`` processes), what is outside rounds, and the log's tree."""
+    from domain.findings import passed
+
+    reports: Reports = []
+    bar = None if args.json else ProgressBar("reading the log")
+    evidences = []
+    for found, extra in reader.every_round(bar, in_log.take):
+        if found is None:
+            if extra:
+                reports.append(("(streams outside rounds)", extra))
+            continue
+        evidences.append(found)
+    reports += audit_many(evidences, args.workers)
+    tree = in_log.tree()  # every event's leaf against the latest checkpoint
+    if not passed(tree):  # listed when it fails, as the streams outside rounds
+        reports.append(("(transparency log)", tree))
+    return reports
+
+
+def _show(args: argparse.Namespace, reports: Reports) -> int:
+    """The verdicts as JSON or for people: every check of one round, only the failed ones of
+    many; exit status 1 when a round fails."""
+    from domain.findings import passed
+
     failed = [(r, f) for r, f in reports if not passed(f)]
     if args.json:
         print(
@@ -125,19 +150,19 @@ def run(args: argparse.Namespace) -> int:
                 ensure_ascii=False,
             )
         )
-    else:
-        for round_id, findings in reports:
-            shown = findings if (args.round or args.file) else [x for x in findings if not x.ok]
-            if shown or args.round or args.file:
-                verdict = "passes" if passed(findings) else "FAILS"
-                print(f"round {round_id} {verdict}")
-                for finding in shown:
-                    print(_finding_line(finding))
-        checks = sum(len(f) for _, f in reports)
-        print(
-            f"audited {len(reports)} round(s), {checks} checks: "
-            f"{'all passed' if not failed else f'{len(failed)} round(s) FAILED'}"
-        )
+        return 1 if failed else 0
+    for round_id, findings in reports:
+        shown = findings if (args.round or args.file) else [x for x in findings if not x.ok]
+        if shown or args.round or args.file:
+            verdict = "passes" if passed(findings) else "FAILS"
+            print(f"round {round_id} {verdict}")
+            for finding in shown:
+                print(_finding_line(finding))
+    checks = sum(len(f) for _, f in reports)
+    print(
+        f"audited {len(reports)} round(s), {checks} checks: "
+        f"{'all passed' if not failed else f'{len(failed)} round(s) FAILED'}"
+    )
     return 1 if failed else 0
 
 

@@ -46,9 +46,5 @@ def wants_colour(out: TextIO) -> bool:
     return out.isatty() and "NO_COLOR" not in os.environ
 
 
-def signed(value: int) -> str:
-    return f"{value:+d}" if value else "0"
-
-
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")

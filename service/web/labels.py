@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from domain.rules.hands import Category
-from service.report.html import ENGLISH
+from service.report.html_labels import ENGLISH
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"
@@ -204,7 +204,7 @@ class Words:
     Every report label has its Chinese, no console label shadows one, and none holds markup
     (the report escapes a label's values, not the label):
 
-    >>> from service.report.html import ENGLISH_LABELS
+    >>> from service.report.html_labels import ENGLISH_LABELS
     >>> set(REPORT_ZH) == set(ENGLISH_LABELS), set(LABELS) & set(ENGLISH_LABELS)
     (True, set())
     >>> [v for v in (*ENGLISH_LABELS.values(), *REPORT_ZH.values()) if set(v) & set('<>&"')]

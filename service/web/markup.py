@@ -14,7 +14,7 @@ from html import escape
 from urllib.parse import quote, urlencode
 
 from service.report.html import CSS as REPORT_CSS
-from service.report.html import cards as report_cards
+from service.report.html_sections import cards as report_cards
 from service.web.labels import LANGUAGES, Words
 
 CONSOLE_CSS = """

@@ -1,7 +1,7 @@
 """The round page: everything dispute staff need about one round that is over.
 
 The service's audit verdict with its findings, then the dispute report of ``thirteen explain``
-drawn by its own renderers (``service.report.html``): the cards as dealt and arranged,
+drawn by its own renderers (``service.report.html_sections``): the cards as dealt and arranged,
 each comparison with its multipliers, points and coins before and after the caps (R7, R9), the
 fairness proof (R12) and who called. Only the labels are the console's, in the page's language
 (``Words`` is the report's ``Labels``); player ids link to their pages.
@@ -10,8 +10,8 @@ fairness proof (R12) and who called. Only the labels are the console's, in the p
 from __future__ import annotations
 
 from service._generated.thirteen.v1 import audit_pb2
-from service.report.explain import Report
-from service.report.html import (
+from service.report.dispute import Report
+from service.report.html_sections import (
     callers_html,
     coins_html,
     comparisons_html,

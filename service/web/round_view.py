@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from service.evidence import Decoder, from_document
-from service.report.explain import Report, build, published_in, with_callers
+from service.report.dispute import Report
+from service.report.explain import build, published_in, with_callers
 from service.report.replay import fold
 from service.web.backend import ServiceError
 

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from service._generated.thirteen.v1 import wallet_pb2
-from service.tools.demo import fairness_problems, own_hand_problem
+from service.tools.demo_fairness import fairness_problems, own_hand_problem
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 
