@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.rpc import error_details_pb2
@@ -33,6 +33,7 @@ WAIT = 10.0  # seconds: generous bound for anything the server does in the backg
 Piles = tuple[list[str], list[str], list[str]]
 
 PHASE = table_pb2.RoundPhase
+_T = TypeVar("_T")
 
 
 # Wallets and tables ---------------------------------------------------------------------------
@@ -327,7 +328,12 @@ def nothing_stored(
 
 
 def watch(
-    server: ServerThread, table_id: str, *, after: int = 0, viewer: str = "", timeout=WAIT * 3
+    server: ServerThread,
+    table_id: str,
+    *,
+    after: int = 0,
+    viewer: str = "",
+    timeout: float = WAIT * 3,
 ) -> Any:
     return server.tables.WatchTable(
         table_pb2.WatchTableRequest(table_id=table_id, after=after, viewer=viewer),
@@ -405,7 +411,7 @@ def assert_no_table_event_since(server: ServerThread, table_id: str, position: i
 # Waiting --------------------------------------------------------------------------------------
 
 
-def wait_until(check: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
+def wait_until(check: Callable[[], _T | None], what: str, timeout: float = WAIT) -> _T:
     """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:

@@ -115,7 +115,7 @@ def logs(draw: Any) -> tuple[list[Any], list[Any], bool]:
 @given(logs(), st.integers(-2, 130), st.integers(1, 8), st.booleans())
 def test_what_a_reader_is_fed_is_what_the_log_holds_after_its_position(
     drawn: tuple[list[Any], list[Any], bool], after: int, limit: int, filtered: bool
-):
+) -> None:
     """The real ``events_after`` over a log of this process's events and another replica's,
     any reader position (before the first event, in a skipped number, at the newest, beyond
     it) and any limit: a prefix of the log after the position, never longer than the limit;
@@ -143,7 +143,7 @@ def test_what_a_reader_is_fed_is_what_the_log_holds_after_its_position(
 
 @pytest.mark.parametrize("only_writer", [True, False])
 @pytest.mark.parametrize("limit", [0, -1])
-def test_a_limit_of_nothing_feeds_nothing(only_writer: bool, limit: int):
+def test_a_limit_of_nothing_feeds_nothing(only_writer: bool, limit: int) -> None:
     """Absurd limits: a reader that asks for no event gets none (from memory or the log), not
     the one after its position, nor on SQLite the whole log (``LIMIT -1``), nor on PostgreSQL
     an error (``LIMIT must not be negative``)."""
@@ -244,7 +244,9 @@ def run_together(
     return errors
 
 
-def test_replicas_crediting_the_same_wallets_at_once_feed_every_reader_the_log(tmp_path: Path):
+def test_replicas_crediting_the_same_wallets_at_once_feed_every_reader_the_log(
+    tmp_path: Path,
+) -> None:
     """Two replicas credit the same wallets from several threads each, so their commits
     interleave and many lose a race and roll back (the log's positions skip those numbers);
     followers on both, with random limits and with and without a topic filter, read meanwhile,
@@ -358,7 +360,9 @@ def play_rounds(
                 app.reveal(dealt.round_id)
 
 
-def test_views_written_batch_by_batch_from_memory_equal_a_rebuild_from_the_log(tmp_path: Path):
+def test_views_written_batch_by_batch_from_memory_equal_a_rebuild_from_the_log(
+    tmp_path: Path,
+) -> None:
     """Two replicas play rounds at four tables (escapes, abandoned rounds, reveals sent to both),
     every command to either, while credits of the same wallets race them on both. Each
     replica's projector, fed from its own memory where it can, writes views of its own in
@@ -471,7 +475,9 @@ def assert_view_invariants(dump: dict[str, list[Any]]) -> None:
             assert before == after == (earlier[-1] if earlier else 0), row
 
 
-def test_a_replica_creating_the_views_while_another_projects_never_deadlocks(tmp_path: Path):
+def test_a_replica_creating_the_views_while_another_projects_never_deadlocks(
+    tmp_path: Path,
+) -> None:
     """A replica that starts (or restarts after SIGKILL) creates what is missing of the views
     (``ViewStore.create``) while another replica's projector writes batches to them. Found by
     this attack: ``CREATE INDEX IF NOT EXISTS`` takes a share lock on its table even when the
@@ -516,7 +522,7 @@ def test_a_replica_creating_the_views_while_another_projects_never_deadlocks(tmp
 QUEUED = 2000  # credits queued at once on each replica
 
 
-def test_thousands_of_credits_queued_at_once_on_both_replicas(tmp_path: Path):
+def test_thousands_of_credits_queued_at_once_on_both_replicas(tmp_path: Path) -> None:
     """Absurd load: thousands of credits queued at once on each replica, most of them on the
     same few wallets (whole batches of 64 commands lose their race and run again one by one),
     while a reader that falls far behind memory (more than ``RECENT`` events) and one that
@@ -601,7 +607,7 @@ def records(rng: random.Random) -> list[tuple[int, Any]]:
         if roll < 0.35:
             p, amount = rng.choice(players), rng.randint(-50, 200)
             kind = "credit" if amount >= 0 else "debit"
-            legs = (Leg(p, amount), Leg("", -amount))
+            legs: tuple[Leg, ...] = (Leg(p, amount), Leg("", -amount))
             out.append((position, Journal(kind, "", f"x{n}", at, legs)))
         elif roll < 0.6 or not open_rounds:
             round_id = f"r{n}"
@@ -682,7 +688,7 @@ def write_in_batches(store: ViewStore, found: list[tuple[int, Any]], cuts: list[
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_views_written_in_any_batches_equal_those_written_in_one(seed: int, tmp_path: Path):
+def test_views_written_in_any_batches_equal_those_written_in_one(seed: int, tmp_path: Path) -> None:
     """``ViewStore.write`` of the same records cut into batches anywhere between two events
     gives the same views as one batch: each recall line's balances are the ledger's around its
     round (its first and last legs), and without legs in its round, the player's balance at

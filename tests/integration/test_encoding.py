@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from uuid import UUID
 
 from eventsourcing.persistence import Mapper
 
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import StoredRecord, verify_chain
+from service.application import Thirteen
 from service.bootstrap import open_app
 from service.eventstore.chaining import ChainingMapper
 
 
-def _arranged_round(app):  # type: ignore[no-untyped-def]
+def _arranged_round(app: Thirteen) -> str:
     app.open_table("t", STANDARD)
     for player in ("a", "b", "c"):
         app.credit(player, 1000, f"in-{player}")
@@ -43,7 +45,7 @@ def test_a_reveal_encodes_each_new_event_once(tmp_path: Path) -> None:
 def test_stored_bytes_are_what_the_library_writes_and_every_link_holds(tmp_path: Path) -> None:
     app = open_app(tmp_path, environ={"THIRTEEN_STORE": "sqlite"})
     app.reveal(_arranged_round(app))
-    plain = Mapper(transcoder=app.mapper.transcoder)
+    plain: Mapper[UUID] = Mapper(transcoder=app.mapper.transcoder)
     streams: dict[str, list[StoredRecord]] = {}
     for notification in app.recorder.select_notifications(start=1, limit=1000):
         again = plain.to_stored_event(app.mapper.to_domain_event(notification))

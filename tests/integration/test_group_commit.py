@@ -25,7 +25,7 @@ from domain.round import Round
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import verify_chain
-from domain.wallet import InsufficientFunds
+from domain.wallet import InsufficientFunds, Wallet
 from service.application import Thirteen
 from service.bootstrap import open_app
 from service.caller import IN_PROCESS, Caller, acting_as
@@ -34,6 +34,7 @@ from service.evidence import Decoder, StoreReader, audit, record_of
 from tests.support.stores import store_environ
 
 WAIT = 30  # seconds: a bound on a future that is never reached in a passing run
+Call = tuple[Callable[..., Any], *tuple[Any, ...]]  # a command and its arguments, to queue
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -46,9 +47,7 @@ def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Thirteen]:
             opened.close()
 
 
-def one_batch(
-    app: Thirteen, *calls: tuple[Callable[..., Any], ...], commits: int = 1
-) -> list[Future[Any]]:
+def one_batch(app: Thirteen, *calls: Call, commits: int = 1) -> list[Future[Any]]:
     """Queue ``calls`` while the writer waits on a gate, release it, and check they ran as one
     batch, committed in ``commits`` transactions (one unless the batch lost a race)."""
     entered, gate = threading.Event(), threading.Event()
@@ -72,7 +71,7 @@ def error_of(future: Future[Any]) -> BaseException | None:
     return future.exception(WAIT)
 
 
-def new_events(app: Thirteen, after: int) -> list[tuple[UUID, str]]:
+def new_events(app: Thirteen, after: int) -> list[tuple[UUID | str, str]]:
     """The stream and event name of every event stored after position ``after``."""
     found = app.recorder.select_notifications(start=after + 1, limit=1000)
     return [(n.originator_id, n.topic.rsplit(".", 1)[-1]) for n in found]
@@ -92,7 +91,7 @@ def chain_holds(app: Thirteen, stream: UUID) -> bool:
 PLAYERS = ["n", "e", "s", "w"]
 
 
-def dealt_round(app: Thirteen) -> tuple[Round, list[tuple[Callable[..., Any], ...]]]:
+def dealt_round(app: Thirteen) -> tuple[Round, list[Call]]:
     """A round dealt to four players at table "t", and each one's non-foul arrangement of it
     as a call to queue."""
     app.open_table("t", STANDARD)
@@ -100,14 +99,14 @@ def dealt_round(app: Thirteen) -> tuple[Round, list[tuple[Callable[..., Any], ..
         app.credit(p, 1000, f"in-{p}")
         app.sit_down("t", p)
     dealt = app.deal("t", "one batch")
-    calls: list[tuple[Callable[..., Any], ...]] = []
+    calls: list[Call] = []
     for p in PLAYERS:
         best = suggest(list(dealt.hand(p)), STANDARD).arrangement
         calls.append((app.arrange, dealt.round_id, p, best.front, best.middle, best.back))
     return dealt, calls
 
 
-def test_a_refused_command_stores_nothing_and_its_batch_keeps_its_outcomes(app: Thirteen):
+def test_a_refused_command_stores_nothing_and_its_batch_keeps_its_outcomes(app: Thirteen) -> None:
     """Issue 10, R10.6, R9.1: a debit above the balance in the middle of a batch is refused and
     stores nothing; the credits and debits around it are stored with exact balances, and so
     are the other refusals' (unknown player, amount zero) nothing."""
@@ -143,7 +142,7 @@ def test_a_refused_command_stores_nothing_and_its_batch_keeps_its_outcomes(app: 
     assert chain_holds(app, wallet_uuid("a")) and chain_holds(app, wallet_uuid("b"))
 
 
-def test_a_transfer_id_twice_in_one_batch_moves_coins_once(app: Thirteen):
+def test_a_transfer_id_twice_in_one_batch_moves_coins_once(app: Thirteen) -> None:
     """Issue 10, R7.2: the same credit twice in one batch answers the same balance and is
     stored once; the same transfer id with another amount or kind is AlreadyExists."""
     app.credit("p", 100, "c0")
@@ -167,7 +166,7 @@ def test_a_transfer_id_twice_in_one_batch_moves_coins_once(app: Thirteen):
     assert app.credit("p", 10, "dup").balance == 110  # and a retry later answers the same
 
 
-def test_four_arrangements_and_the_reveal_in_one_batch_settle_the_round(app: Thirteen):
+def test_four_arrangements_and_the_reveal_in_one_batch_settle_the_round(app: Thirteen) -> None:
     """Issue 10, R10.3, R9, R7.2: the four arrangements of a round and its reveal, queued
     together, commit as one batch; the reveal sees every arrangement, settles to zero, hands out
     the round's chain head as its receipt, and the stored round audits clean."""
@@ -191,7 +190,9 @@ def test_four_arrangements_and_the_reveal_in_one_batch_settle_the_round(app: Thi
     assert passed(findings), [f for f in findings if not f.ok]
 
 
-def test_a_reveal_twice_in_one_batch_answers_the_first_ones_result_and_receipt(app: Thirteen):
+def test_a_reveal_twice_in_one_batch_answers_the_first_ones_result_and_receipt(
+    app: Thirteen,
+) -> None:
     """Issue 10, R10.4, R9.3: two clients reveal the same round at once and their calls share
     a batch. The second sees the round revealed by the first and answers its result and
     receipt, as a reveal repeated after the commit does; the round is settled once."""
@@ -209,7 +210,7 @@ def test_a_reveal_twice_in_one_batch_answers_the_first_ones_result_and_receipt(a
 
 def test_a_command_that_changes_an_aggregate_and_then_fails_is_undone_in_its_batch(
     app: Thirteen,
-):
+) -> None:
     """Issue 10: a command that credits a wallet the batch already credited and then raises
     (one before staging its events, one after) leaves nothing behind: the next command of the
     batch, and the one after the batch, see only the good credits, and only they are stored."""
@@ -241,7 +242,7 @@ def test_a_command_that_changes_an_aggregate_and_then_fails_is_undone_in_its_bat
     assert chain_holds(app, wallet_uuid("p"))
 
 
-def test_a_batch_that_loses_a_race_at_commit_is_run_again_unseen(tmp_path: Path):
+def test_a_batch_that_loses_a_race_at_commit_is_run_again_unseen(tmp_path: Path) -> None:
     """Issue 10: a second application on the same SQLite file moves a wallet on behind the
     writer's back, so the writer's copy is stale and its commit fails on the stream's version.
     The batch is run again from fresh loads (one command at a time; a lone command queued
@@ -253,6 +254,7 @@ def test_a_batch_that_loses_a_race_at_commit_is_run_again_unseen(tmp_path: Path)
         assert first.credit("p", 100, "c0").balance == 100
         assert second.credit("p", 50, "behind-1").balance == 150
         stale = first.writer.live.get(wallet_uuid("p"))
+        assert isinstance(stale, Wallet)
         assert (stale.balance, stale.version) == (100, 2)  # the race is set up
         mine1, mine2, other = one_batch(
             first,
@@ -281,7 +283,7 @@ def test_a_batch_that_loses_a_race_at_commit_is_run_again_unseen(tmp_path: Path)
 
 def test_a_refusal_read_across_another_replicas_commit_is_checked_and_run_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     """Issue 10, R10.4, R12.6: two replicas on one PostgreSQL schema. Replica B holds the round
     from before A revealed it, and the reveal lands after B's look at the log (its catch-up is
     held back here), so B's reveal reads a stale round and a fresh table: the seeds disagree
@@ -297,7 +299,8 @@ def test_a_refusal_read_across_another_replicas_commit_is_checked_and_run_again(
                 command(*args)
             _, *args = arrangements[3]
             b.arrange(*args)  # B holds the round, not yet revealed
-            assert not b.writer.live.get(round_uuid(dealt.round_id)).revealed
+            held = b.writer.live.get(round_uuid(dealt.round_id))
+            assert isinstance(held, Round) and not held.revealed
             revealed = a.reveal(dealt.round_id)
             monkeypatch.setattr(b.writer, "_catch_up", lambda: None)  # the commit lands late
             again = b.reveal(dealt.round_id)
@@ -308,7 +311,9 @@ def test_a_refusal_read_across_another_replicas_commit_is_checked_and_run_again(
             a.close()
 
 
-def test_each_command_records_its_own_caller_in_a_batch_and_after_a_lost_race(tmp_path: Path):
+def test_each_command_records_its_own_caller_in_a_batch_and_after_a_lost_race(
+    tmp_path: Path,
+) -> None:
     """Issue 11: the caller travels with each queued command (not with its batch), and a command
     run again after its batch lost a race, or queued again alone, is still its caller's."""
     environ = {"THIRTEEN_STORE": "sqlite"}
@@ -319,7 +324,12 @@ def test_each_command_records_its_own_caller_in_a_batch_and_after_a_lost_race(tm
         first.credit("p", 100, "c0")
         second.credit("p", 50, "behind-1")  # the writer's copy of p is stale now
         entered, gate = threading.Event(), threading.Event()
-        held = first.submit(lambda: (entered.set(), gate.wait(WAIT)))
+
+        def hold() -> None:
+            entered.set()
+            gate.wait(WAIT)
+
+        held = first.submit(hold)
         assert entered.wait(WAIT)
         futures = []
         for cashier, (player, transfer) in zip(

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Notification
 
 from service.bootstrap import open_app
 from service.eventstore.application import from_memory
@@ -29,7 +32,7 @@ def same(fed: list[tuple[int, Any]], read: list[tuple[int, Any]]) -> bool:
     return [(p, type(e), vars(e)) for p, e in fed] == [(p, type(e), vars(e)) for p, e in read]
 
 
-def test_replicas_committing_in_turn_feed_their_readers_exactly_the_log(tmp_path: Path):
+def test_replicas_committing_in_turn_feed_their_readers_exactly_the_log(tmp_path: Path) -> None:
     """Two replicas on one PostgreSQL schema commit in turn (so each one's commits have the
     other's between them): at every position, what either gives its readers is a prefix of
     what the log holds after it, the same events at the same positions, and a reader that
@@ -67,7 +70,7 @@ def test_replicas_committing_in_turn_feed_their_readers_exactly_the_log(tmp_path
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_a_sole_writer_feeds_its_readers_from_memory(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     """One process: every reader position from the oldest commit memory holds on is served
     from memory, equal to the log, and nothing is decoded again; only a sole writer (SQLite)
     knows from memory that nothing came after (a replica's log read finds nothing new)."""
@@ -78,11 +81,14 @@ def test_a_sole_writer_feeds_its_readers_from_memory(
             for i in range(6):
                 app.credit(f"p{i % 2}", 5 + i, f"t{i}")
             top = app.max_position()
-            decoded = []
+            decoded: list[int] = []
             decode = app.mapper.to_domain_event
-            monkeypatch.setattr(
-                app.mapper, "to_domain_event", lambda n: decoded.append(n.id) or decode(n)
-            )
+
+            def counted(n: Notification) -> DomainEventProtocol[UUID]:
+                decoded.append(n.id)
+                return decode(n)
+
+            monkeypatch.setattr(app.mapper, "to_domain_event", counted)
             for position in range(top):
                 run, whole = from_memory(list(app.recent), position, 1000, only_writer=sole)
                 assert whole == sole  # on PostgreSQL the log is asked what came after

@@ -40,7 +40,7 @@ def plan(views: ViewStore, statement: str, params: tuple[Any, ...]) -> str:
     return "\n".join(str(r[-1]) for r in rows)
 
 
-def test_a_recall_page_reads_the_primary_key_backwards_without_sorting(views):
+def test_a_recall_page_reads_the_primary_key_backwards_without_sorting(views: ViewStore) -> None:
     found = plan(views, ViewStore.RECALL_PAGE, ("ann", 10**6, 51))
     if views.postgres:
         assert "Index Scan Backward using thirteen_view_player_rounds_pkey" in found, found
@@ -51,7 +51,9 @@ def test_a_recall_page_reads_the_primary_key_backwards_without_sorting(views):
         assert "TEMP B-TREE" not in found, found
 
 
-def test_the_balances_around_a_round_are_read_through_the_round_s_journal_index(views):
+def test_the_balances_around_a_round_are_read_through_the_round_s_journal_index(
+    views: ViewStore,
+) -> None:
     """One query a round (issue 10: not one a player): its journal entries by their round
     index, then their legs by the legs' transaction index."""
     found = plan(views, ViewStore.ROUND_LEGS, ("r1",))

@@ -45,7 +45,7 @@ def _v1_rounds() -> dict[UUID, list[StoredEvent]]:
     return streams
 
 
-def test_r12_8_first_version_deals_read_as_deals_without_player_seeds_and_prove_fair():
+def test_r12_8_first_version_deals_read_as_deals_without_player_seeds_and_prove_fair() -> None:
     streams = _v1_rounds()
     assert streams
     decoder = Decoder()
@@ -76,7 +76,9 @@ def test_r12_8_first_version_deals_read_as_deals_without_player_seeds_and_prove_
     assert ended >= 3
 
 
-def test_r12_8_a_seeded_deal_on_a_first_version_store_audits_clean_with_the_old_rounds(tmp_path):
+def test_r12_8_a_seeded_deal_on_a_first_version_store_audits_clean_with_the_old_rounds(
+    tmp_path: Path,
+) -> None:
     """A table of the first version deals with player seeds once its open round is revealed:
     the new ``Dealt`` is class version 2 with the seeds, and every round, old and new, audits
     clean, every chain link included."""

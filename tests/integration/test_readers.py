@@ -40,7 +40,9 @@ def switch_often() -> Iterator[None]:
         sys.setswitchinterval(before)
 
 
-def test_readers_never_copy_a_wallet_half_brought_up_to_date(app: Thirteen, switch_often: None):
+def test_readers_never_copy_a_wallet_half_brought_up_to_date(
+    app: Thirteen, switch_often: None
+) -> None:
     """Each credit of 1 moves a wallet one version on, so every copy a reader gets must hold
     balance = version - 1. Copying outside the lock that fast-forwards the shared cached
     wallet gave torn copies (a balance of one version with the version of another)."""
@@ -79,7 +81,7 @@ def test_readers_never_copy_a_wallet_half_brought_up_to_date(app: Thirteen, swit
     assert torn == [] and errors == []
 
 
-def test_only_a_command_saves(app: Thirteen):
+def test_only_a_command_saves(app: Thirteen) -> None:
     """A save outside a command could be answered without being stored (a lost race re-runs
     the command, which then finds no new events) and would hand the caller's object to the
     writer: it is refused, and nothing is stored."""

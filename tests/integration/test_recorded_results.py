@@ -46,7 +46,7 @@ def _v1_streams() -> dict[UUID, list[StoredEvent]]:
     return streams
 
 
-def test_first_version_revealed_events_are_upcast_and_score_as_they_recorded():
+def test_first_version_revealed_events_are_upcast_and_score_as_they_recorded() -> None:
     streams = _v1_streams()
     assert len(streams) == 3  # a foul, a plain showdown, one after an escape
     decoder = Decoder()
@@ -79,7 +79,9 @@ def _reveal_a_round(app: Any) -> str:
     return str(dealt.round_id)
 
 
-def test_a_new_reveal_stores_its_showdown_as_class_version_2_inside_the_chain(tmp_path: Path):
+def test_a_new_reveal_stores_its_showdown_as_class_version_2_inside_the_chain(
+    tmp_path: Path,
+) -> None:
     app = open_app(tmp_path, environ={"THIRTEEN_STORE": "sqlite"})
     try:
         round_id = _reveal_a_round(app)

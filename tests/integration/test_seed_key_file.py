@@ -25,7 +25,7 @@ SQLITE = {"THIRTEEN_STORE": "sqlite"}
 K1, K2 = bytes(range(32)), bytes(range(1, 33))
 
 
-def test_a_missing_key_file_is_created_with_one_key_for_its_owner_only(tmp_path: Path):
+def test_a_missing_key_file_is_created_with_one_key_for_its_owner_only(tmp_path: Path) -> None:
     path = tmp_path / "new" / "dir" / "seed.key"
     with capture_logs() as logs:
         ring = load_or_create(path)
@@ -38,7 +38,7 @@ def test_a_missing_key_file_is_created_with_one_key_for_its_owner_only(tmp_path:
     assert os.listdir(path.parent) == ["seed.key"]  # no draft left beside it
 
 
-def test_keys_are_one_per_line_with_comments_and_the_first_is_current(tmp_path: Path):
+def test_keys_are_one_per_line_with_comments_and_the_first_is_current(tmp_path: Path) -> None:
     path = tmp_path / "seed.key"
     path.write_text(f"# rotated today\n\n  {K2.hex()}  # new\n{K1.hex().upper()}\n")
     path.chmod(0o600)
@@ -55,7 +55,9 @@ def test_keys_are_one_per_line_with_comments_and_the_first_is_current(tmp_path: 
         ("é", "is not text"),
     ],
 )
-def test_a_bad_key_file_is_refused_in_one_line_quoting_no_key(tmp_path: Path, text: str, says: str):
+def test_a_bad_key_file_is_refused_in_one_line_quoting_no_key(
+    tmp_path: Path, text: str, says: str
+) -> None:
     path = tmp_path / "seed.key"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(SeedKeyError, match=says) as refused:
@@ -64,12 +66,12 @@ def test_a_bad_key_file_is_refused_in_one_line_quoting_no_key(tmp_path: Path, te
     assert "\n" not in message and str(path) in message and "zz" * 4 not in message
 
 
-def test_a_key_file_that_cannot_be_read_is_refused(tmp_path: Path):
+def test_a_key_file_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SeedKeyError, match=r"cannot read seed key file .*: Is a directory"):
         read(tmp_path)
 
 
-def test_a_key_file_others_may_read_is_used_with_a_warning(tmp_path: Path):
+def test_a_key_file_others_may_read_is_used_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "seed.key"
     path.write_text(K1.hex() + "\n")
     path.chmod(0o644)
@@ -86,7 +88,9 @@ def _key_file(path: Path, *keys: bytes) -> Path:
     return path
 
 
-def test_r12_1_a_deal_needing_a_key_the_file_lacks_is_refused_and_stores_nothing(tmp_path):
+def test_r12_1_a_deal_needing_a_key_the_file_lacks_is_refused_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
     """A server given the wrong key file names the missing key id and changes nothing; given
     the new key first and the old one kept (a rotation), it deals the committed round and the
     next commitment is made under the new key."""
@@ -119,7 +123,7 @@ def test_r12_1_a_deal_needing_a_key_the_file_lacks_is_refused_and_stores_nothing
         rotated.close()
 
 
-def test_serve_refuses_a_bad_key_file_with_exit_status_2_and_one_line(tmp_path: Path):
+def test_serve_refuses_a_bad_key_file_with_exit_status_2_and_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "seed.key"
     bad.write_text("not a key\n")
     command = [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path / "d")]

@@ -55,7 +55,9 @@ def _arrange_all(app: Thirteen, round_id: str) -> None:
         app.arrange(round_id, player, best.front, best.middle, best.back)
 
 
-def test_a_first_version_table_reveals_its_clear_seed_then_commits_under_the_key(tmp_path):
+def test_a_first_version_table_reveals_its_clear_seed_then_commits_under_the_key(
+    tmp_path: Path,
+) -> None:
     data = tmp_path / "data"
     shutil.copytree(FIXTURE, data)
     app = open_app(data, environ=SQLITE)
@@ -97,7 +99,9 @@ def _first_version_opening(table_id: str) -> StoredEvent:
     return StoredEvent(table_uuid(table_id), 1, "domain.table:Table.Opened", state)
 
 
-def test_a_table_opened_by_the_first_version_deals_its_clear_seed_then_moves_on(tmp_path):
+def test_a_table_opened_by_the_first_version_deals_its_clear_seed_then_moves_on(
+    tmp_path: Path,
+) -> None:
     """A store holding only a first-version opening (a table that never dealt): its first
     round is dealt from the seed in clear, and from that round's end on the table publishes
     a key id and a nonce, never a seed, and deals from the derived seed."""

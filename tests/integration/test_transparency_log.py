@@ -91,7 +91,7 @@ def assert_every_event_is_its_leaf(app: Thirteen, log: TransparencyLog) -> None:
         assert root_from_inclusion(where.leaf_index, head.size, leaf_of(event), proof) == head.root
 
 
-def test_every_stored_event_is_a_leaf_in_log_order(app):
+def test_every_stored_event_is_a_leaf_in_log_order(app: Thirteen) -> None:
     log = new_log(app)
     credits(app, 25)
     log.append_once()
@@ -107,7 +107,9 @@ def skip_positions(store: dict[str, str], count: int) -> None:
             db.execute("SELECT nextval(pg_get_serial_sequence(%s, 'notification_id'))", (table,))
 
 
-def test_numbers_postgresql_skips_hold_no_leaf_and_shift_nothing(postgres_app):
+def test_numbers_postgresql_skips_hold_no_leaf_and_shift_nothing(
+    postgres_app: tuple[Thirteen, dict[str, str]],
+) -> None:
     """(SQLite reuses the numbers of rolled-back inserts.)"""
     app, store = postgres_app
     log = new_log(app)
@@ -125,7 +127,9 @@ def test_numbers_postgresql_skips_hold_no_leaf_and_shift_nothing(postgres_app):
         log.locate([skipped], log.latest().size)
 
 
-def test_a_sqlite_writer_takes_the_leaves_of_its_own_commits_from_memory(sqlite_app, monkeypatch):
+def test_a_sqlite_writer_takes_the_leaves_of_its_own_commits_from_memory(
+    sqlite_app: Thirteen, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """(On PostgreSQL the other replicas' events are read from the log.)"""
     app = sqlite_app
     log = new_log(app)
@@ -143,27 +147,35 @@ def test_a_sqlite_writer_takes_the_leaves_of_its_own_commits_from_memory(sqlite_
     assert_every_event_is_its_leaf(app, log)  # the leaves from memory are the stored events'
 
 
-def test_a_restarted_log_continues_the_tree_and_its_checkpoints_extend_the_last(app):
+def test_a_restarted_log_continues_the_tree_and_its_checkpoints_extend_the_last(
+    app: Thirteen,
+) -> None:
     first = new_log(app)
     credits(app, 9)
     first.append_once()
-    before = signed_by(first.text(first.sign_if_due()), KEY.verifier.vkey)
+    first_signed = first.sign_if_due()
+    assert first_signed is not None
+    before = signed_by(first.text(first_signed), KEY.verifier.vkey)
     credits(app, 4, start=9)  # stored, not yet appended when the process ends
     second = new_log(app)
     credits(app, 6, start=13)
     second.append_once()
-    after = signed_by(second.text(second.sign_if_due()), KEY.verifier.vkey)
+    second_signed = second.sign_if_due()
+    assert second_signed is not None
+    after = signed_by(second.text(second_signed), KEY.verifier.vkey)
     assert after.size == len(stored(app)) > before.size
     proof = second.consistency(before.size, after.size)
     assert consistent(before.size, after.size, before.root, after.root, proof)
     assert_every_event_is_its_leaf(app, second)
 
 
-def test_proofs_read_only_the_subtrees_they_need(app):
+def test_proofs_read_only_the_subtrees_they_need(app: Thirteen) -> None:
     log = new_log(app)
     credits(app, 300)
     log.append_once()
-    size = log.sign_if_due().size
+    signed = log.sign_if_due()
+    assert signed is not None
+    size = signed.size
     read: list[int] = []
     rows = log.store._rows
 
@@ -223,7 +235,9 @@ def assert_never_signed_again(app: Thirteen, signed: StoredCheckpoint, start: in
     assert any(e["event"] == "transparency_log_inconsistent" for e in logged)
 
 
-def test_a_tree_whose_stored_nodes_were_changed_is_never_signed_again(app, store, tmp_path):
+def test_a_tree_whose_stored_nodes_were_changed_is_never_signed_again(
+    app: Thirteen, store: dict[str, str], tmp_path: Path
+) -> None:
     log = new_log(app)
     credits(app, 8)
     log.append_once()
@@ -233,7 +247,9 @@ def test_a_tree_whose_stored_nodes_were_changed_is_never_signed_again(app, store
     assert_never_signed_again(app, signed, 8)
 
 
-def test_a_node_changed_beyond_the_last_checkpoint_is_never_signed_over(app, store, tmp_path):
+def test_a_node_changed_beyond_the_last_checkpoint_is_never_signed_over(
+    app: Thirteen, store: dict[str, str], tmp_path: Path
+) -> None:
     """The last checkpoint holds between 17 and 31 leaves: its root is folded from the 16-leaf
     subtree 0 and leaves from 16 on, while a tree of 32 or more is folded from the 16-leaf
     subtrees 0 and 1. Subtree 1 changed in the store leaves the last checkpoint's root as it
@@ -251,7 +267,7 @@ def test_a_node_changed_beyond_the_last_checkpoint_is_never_signed_over(app, sto
     assert_never_signed_again(app, signed, 13)
 
 
-def test_a_checkpoint_at_most_every_interval_and_only_when_the_tree_grew(app):
+def test_a_checkpoint_at_most_every_interval_and_only_when_the_tree_grew(app: Thirteen) -> None:
     log = TransparencyLog(app, KEY, checkpoint_interval=2.0)
     log.create()
     credits(app, 2)
@@ -272,7 +288,9 @@ def test_a_checkpoint_at_most_every_interval_and_only_when_the_tree_grew(app):
     assert restarted.sign_if_due(now=502.0) is not None
 
 
-def test_a_log_started_on_a_store_that_holds_events_reads_them_from_the_log(store, tmp_path):
+def test_a_log_started_on_a_store_that_holds_events_reads_them_from_the_log(
+    store: dict[str, str], tmp_path: Path
+) -> None:
     """The leaves read back from the stored bytes equal those hashed at encoding (above)."""
     before = open_app(tmp_path / "data", environ=store)
     credits(before, 12)
@@ -288,7 +306,7 @@ def test_a_log_started_on_a_store_that_holds_events_reads_them_from_the_log(stor
         app.close()
 
 
-def test_a_log_that_has_not_advanced_while_events_wait_reports_a_problem(app):
+def test_a_log_that_has_not_advanced_while_events_wait_reports_a_problem(app: Thirteen) -> None:
     """Health (NOT_SERVING): events stored and neither the tree nor a checkpoint advancing for
     longer than ``stall_after`` beyond the checkpoint interval; progress, or nothing waiting,
     clears it. The clock is given, not waited for."""
@@ -318,7 +336,7 @@ def test_a_log_that_has_not_advanced_while_events_wait_reports_a_problem(app):
     assert log.problem(now=1101.0) is None and told == [False, True, False, True]
 
 
-def test_a_replica_that_does_not_lead_judges_the_stall_from_the_stored_tree(app):
+def test_a_replica_that_does_not_lead_judges_the_stall_from_the_stored_tree(app: Thirteen) -> None:
     leader = new_log(app)
     follower = TransparencyLog(app, KEY, checkpoint_interval=2.0, stall_after=30.0)
     credits(app, 4)
@@ -330,7 +348,7 @@ def test_a_replica_that_does_not_lead_judges_the_stall_from_the_stored_tree(app)
     assert follower.problem(now=41.0) is None
 
 
-def test_a_key_of_the_same_name_never_signs_over_another_keys_checkpoint(app):
+def test_a_key_of_the_same_name_never_signs_over_another_keys_checkpoint(app: Thirteen) -> None:
     """(``thirteen serve`` refuses to start with it: tests/cli/test_checkpoint_serve_options.)"""
     first = new_log(app)
     credits(app, 5)
@@ -352,7 +370,7 @@ def test_a_key_of_the_same_name_never_signs_over_another_keys_checkpoint(app):
     assert renamed.sign_if_due() is not None  # a new name starts another log
 
 
-def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app):
+def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app: Thirteen) -> None:
     """Log A signs, the log is renamed to B and signs, then a key named A but not A's key comes
     back: the last checkpoint is B's, yet A's last is still A's key's, and witnesses of A hold
     it: the intruder signs nothing (and ``serve`` refuses it, ``stored_key_conflict``)."""
@@ -382,7 +400,9 @@ def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app):
     assert back.sign_if_due() is not None  # the tree extends A's last: A continues
 
 
-def test_audit_all_judges_the_tree_by_the_checkpoint_signed_when_it_began_reading(app):
+def test_audit_all_judges_the_tree_by_the_checkpoint_signed_when_it_began_reading(
+    app: Thirteen,
+) -> None:
     """``audit --all`` on a store a server is serving: a checkpoint signed while the audit reads
     or judges covers events it never read, which is no deletion."""
     from service.evidence import StoreReader
@@ -404,7 +424,9 @@ def test_audit_all_judges_the_tree_by_the_checkpoint_signed_when_it_began_readin
     assert any(f"({first.size} events) is signed" in f.message for f in findings), findings
 
 
-def test_a_store_from_before_cosignature_times_gets_the_column_and_keeps_its_lines(store, tmp_path):
+def test_a_store_from_before_cosignature_times_gets_the_column_and_keeps_its_lines(
+    store: dict[str, str], tmp_path: Path
+) -> None:
     """Stores written by issue 12's first version have no ``cosigned_at``: the column is added
     at start, their lines read as before, and a newer line replaces one of them."""
     app = open_app(tmp_path / "data", environ=store)
@@ -429,7 +451,7 @@ def test_a_store_from_before_cosignature_times_gets_the_column_and_keeps_its_lin
         app.close()
 
 
-def test_leaves_missing_from_memory_are_read_from_the_log_not_skipped(app):
+def test_leaves_missing_from_memory_are_read_from_the_log_not_skipped(app: Thirteen) -> None:
     """Issue 10: the appender takes this process's leaves from memory only where they continue
     the tree without a gap. A commit whose leaves memory lacks (one dropped here) sits between
     two that it has: the appender reads that one from the log, and every event is a leaf, in

@@ -46,7 +46,7 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
             app.close()
 
 
-def test_a_snapshot_reads_the_tracking_rows_and_the_log_head_together(stores):
+def test_a_snapshot_reads_the_tracking_rows_and_the_log_head_together(stores: Stores) -> None:
     stores.app.credit("ann", 10, "first")
     stores.project()
     head = stores.app.max_position()
@@ -57,7 +57,7 @@ def test_a_snapshot_reads_the_tracking_rows_and_the_log_head_together(stores):
     assert behind.head is not None and behind.head > head
 
 
-def test_a_rebuild_cannot_change_what_a_snapshot_reads(stores):
+def test_a_rebuild_cannot_change_what_a_snapshot_reads(stores: Stores) -> None:
     """One snapshot reads ann's ledger, pauses while another connection drops every view (as
     a rebuild starts), and reads it again: the same entries, and the balance they end on."""
     for k in range(3):
@@ -114,7 +114,7 @@ def _waits_for_a_lock(pid: int) -> bool:
     return row is not None and row[0] == "Lock"
 
 
-def test_a_snapshot_on_a_cut_postgres_session_is_read_again_on_a_new_one(stores):
+def test_a_snapshot_on_a_cut_postgres_session_is_read_again_on_a_new_one(stores: Stores) -> None:
     if not stores.views.postgres:
         pytest.skip("PostgreSQL sessions only")
     import psycopg

@@ -12,10 +12,24 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pytest
 
-PG = {
+if TYPE_CHECKING:
+    import psycopg
+
+
+class ConnectParams(TypedDict):
+    """psycopg.connect's keywords for the test server: a TypedDict, so each is checked."""
+
+    host: str
+    port: str
+    user: str
+    dbname: str
+
+
+PG: ConnectParams = {
     "host": os.environ.get("POSTGRES_HOST", "127.0.0.1"),
     "port": os.environ.get("POSTGRES_PORT", "5432"),
     "user": os.environ.get("POSTGRES_USER", "postgres"),
@@ -23,7 +37,7 @@ PG = {
 }
 
 
-def _connect():  # type: ignore[no-untyped-def]
+def _connect() -> psycopg.Connection[tuple[Any, ...]]:
     import psycopg
 
     return psycopg.connect(connect_timeout=3, autocommit=True, **PG)
