@@ -124,7 +124,7 @@ def shuffled_deck(
 ) -> tuple[Card, ...]:
     """R12.4: Fisher–Yates from the canonical deck (R1.4) with rejection sampling. Every word
     it draws from the stream, a rejected one too, is appended to ``drawn`` when given (the RNG
-    kit's raw collector, ``service.tools.rng``)."""
+    kit's raw collector, ``service.tools.rng_collect``)."""
     deck = list(DECK)
     stream = words(server_seed, client_seed, round_id)
     if drawn is not None:

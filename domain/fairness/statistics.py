@@ -1,7 +1,7 @@
 """Statistical tests of the deal's randomness (R12.3–R12.5) at 99% confidence, the tests gaming
 labs ask for: frequency, runs and serial correlation, over the raw 32-bit words the shuffle
 draws (R12.3) and over the dealt decks (R12.4, R12.5: all 52 cards, seat 0's 13 first). Pure:
-the words and decks come in as arguments (``service.tools.rng`` collects them through
+the words and decks come in as arguments (``service.tools.rng_collect`` collects them through
 ``domain.fairness.shuffle.deal``).
 
 A test passes when its p-value is at least ``ALPHA`` (0.01). Chi-square p-values are the

@@ -172,7 +172,7 @@ REPORT_ZH: dict[str, str] = {
     "not_verified": "不一致",
     "callers": "调用者（每个事件记录的身份）",
 }
-"""The Chinese of the dispute report's labels (``service.report.html.ENGLISH_LABELS``):
+"""The Chinese of the dispute report's labels (``service.report.html_labels.ENGLISH_LABELS``):
 plain words, no markup, as the report's English."""
 
 PILES_ZH = {"front": "前墩", "middle": "中墩", "back": "后墩"}
@@ -196,7 +196,7 @@ _CATEGORY_OF_WORDS = {c.words: c for c in Category}
 
 class Words:
     """The labels of one language: ``words("round_title", id=...)``; also the dispute report's
-    (``explain_html.Labels``), English as ``thirteen explain`` words them.
+    (``service.report.html_labels.Labels``), English as ``thirteen explain`` words them.
 
     >>> Words("en")("n_points", n="+4"), Words("zh")("n_points", n="+4")
     ('+4 pts', '+4 墩')

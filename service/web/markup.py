@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from html import escape
 from urllib.parse import quote, urlencode
 
 from service.report.html import CSS as REPORT_CSS
+from service.report.html_labels import e
 from service.report.html_sections import cards as report_cards
 from service.web.labels import LANGUAGES, Words
 
@@ -57,11 +57,6 @@ STYLESHEET = REPORT_CSS + CONSOLE_CSS
 """``/console.css``: the explain report's cards, players, pairs and proof, and the console's."""
 
 
-def e(text: object) -> str:
-    """``text`` for HTML, in element content and in quoted attributes."""
-    return escape(str(text), quote=True)
-
-
 DOT_SEGMENTS = (".", "..")
 """Ids a browser would resolve away as path segments (WHATWG URL), even percent-encoded:
 their links carry the id in the query instead (``/players/?id=..``)."""
@@ -94,14 +89,6 @@ def when(at: datetime | None) -> str:
     if at is None:
         return "–"
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def signed(value: int) -> str:
-    return f"{value:+d}" if value else "0"
-
-
-def tone(value: int) -> str:
-    return "win" if value > 0 else "lose" if value < 0 else "even"
 
 
 def mini_cards(*piles: Sequence[str]) -> str:

@@ -9,9 +9,12 @@ from datetime import UTC
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from service._generated.thirteen.v1 import results_pb2, wallet_pb2
+from service.report.figures import signed
+from service.report.html_labels import e
+from service.report.html_sections import tone
 from service.web.backend import ServiceError
 from service.web.labels import Words
-from service.web.markup import anchor, e, link, mini_cards, signed, tone, when
+from service.web.markup import anchor, link, mini_cards, when
 
 NUMERIC = ("points", "coins", "balance_before", "balance_after", "base")
 """Columns aligned right."""

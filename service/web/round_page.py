@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from service._generated.thirteen.v1 import audit_pb2
 from service.report.dispute import Report
+from service.report.html_labels import e
 from service.report.html_sections import (
     callers_html,
     coins_html,
@@ -20,7 +21,7 @@ from service.report.html_sections import (
 )
 from service.report.words import phase_words
 from service.web.labels import Words
-from service.web.markup import anchor, e, link, when
+from service.web.markup import anchor, link, when
 
 
 def render(words: Words, report: Report, audit: audit_pb2.AuditRoundResponse) -> str:
