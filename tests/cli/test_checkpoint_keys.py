@@ -15,7 +15,9 @@ def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
 
 
-def test_a_key_named_with_a_hash_sign_is_read_back_by_keys_show_and_as_a_public_key(tmp_path):
+def test_a_key_named_with_a_hash_sign_is_read_back_by_keys_show_and_as_a_public_key(
+    tmp_path: Path,
+) -> None:
     for extra, stem in (([], "log"), (["--witness"], "witness")):
         made = thirteen("keys", "init", str(tmp_path / stem), "--name", "ex.test/a#b", *extra)
         assert made.returncode == 0, made.stderr
@@ -35,7 +37,7 @@ def test_a_key_named_with_a_hash_sign_is_read_back_by_keys_show_and_as_a_public_
     assert "cannot read" in audited.stderr and "public key" not in audited.stderr, audited.stderr
 
 
-def test_a_comment_after_a_key_is_still_a_comment(tmp_path):
+def test_a_comment_after_a_key_is_still_a_comment(tmp_path: Path) -> None:
     made = thirteen("keys", "init", str(tmp_path), "--name", "ex.test/log")
     assert made.returncode == 0, made.stderr
     public = tmp_path / "log.pub"
@@ -47,7 +49,7 @@ def test_a_comment_after_a_key_is_still_a_comment(tmp_path):
     assert "cannot read" in audited.stderr and "public key" not in audited.stderr, audited.stderr
 
 
-def test_keys_show_says_why_a_log_key_file_cannot_be_read(tmp_path):
+def test_keys_show_says_why_a_log_key_file_cannot_be_read(tmp_path: Path) -> None:
     broken = tmp_path / "log.key"
     broken.write_text("PRIVATE+KEY+ex.test/log+00000000+AAAA\n", encoding="utf-8")
     shown = thirteen("keys", "show", str(broken))

@@ -45,8 +45,8 @@ def one_line_refusal(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.mark.parametrize("interval", ["inf", "-inf", "nan", "-1", "0", "0.05", "61", "1e308", "x"])
 def test_a_checkpoint_interval_outside_a_tenth_of_a_second_to_a_minute_is_refused(
-    tmp_path, interval
-):
+    tmp_path: Path, interval: str
+) -> None:
     data = tmp_path / "data"
     line = one_line_refusal(serve(data, f"--checkpoint-interval={interval}"))
     assert "checkpoint interval must be a number of seconds from 0.1 to 60" in line
@@ -68,7 +68,7 @@ def signed_store(data: Path, key: Signer) -> None:
         app.close()
 
 
-def test_a_log_key_swapped_under_the_same_name_is_refused_at_start(tmp_path):
+def test_a_log_key_swapped_under_the_same_name_is_refused_at_start(tmp_path: Path) -> None:
     data = tmp_path / "data"
     signed_store(data, Signer.from_seed(NAME, bytes(32)))
     swapped = tmp_path / "swapped.key"
@@ -80,7 +80,7 @@ def test_a_log_key_swapped_under_the_same_name_is_refused_at_start(tmp_path):
     assert "needs a new name (thirteen keys init DIR --name NEW" in line
 
 
-def test_a_restored_key_under_a_new_name_starts_another_log(tmp_path):
+def test_a_restored_key_under_a_new_name_starts_another_log(tmp_path: Path) -> None:
     """The remedy the refusal names: the server starts, and says the log's name changed."""
     data = tmp_path / "data"
     signed_store(data, Signer.from_seed(NAME, bytes(32)))

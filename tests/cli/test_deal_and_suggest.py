@@ -14,7 +14,7 @@ R12_7 = [
 ]
 
 
-def test_r12_7_deal_reproduces_the_test_vector():
+def test_r12_7_deal_reproduces_the_test_vector() -> None:
     out = run(
         [
             "deal",
@@ -32,7 +32,7 @@ def test_r12_7_deal_reproduces_the_test_vector():
     assert out.lines == [{"commitment": hashlib.sha256(bytes(32)).hexdigest(), "hands": R12_7}]
 
 
-def test_r12_2_deal_defaults_to_an_empty_client_seed_and_deals_fewer_players():
+def test_r12_2_deal_defaults_to_an_empty_client_seed_and_deals_fewer_players() -> None:
     out = run(["deal", "--server-seed", "ab" * 32, "--round-id", "r", "--players", "2"])
     assert out.status == 0
     assert [len(h) for h in out.lines[0]["hands"]] == [13, 13]
@@ -53,7 +53,7 @@ def test_r12_2_deal_defaults_to_an_empty_client_seed_and_deals_fewer_players():
         (["--server-seed", "00" * 32, "--players", "4"], "--round-id"),
     ],
 )
-def test_deal_bad_arguments_exit_2_with_one_line(args, message):
+def test_deal_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:
     out = run(["deal", *args])
     assert out.status == 2
     assert message in out.stderr
@@ -70,7 +70,7 @@ R12_8_EFFECTIVE = "client|287f2050f4f2c1fed48a9f3a58dddf46c588249981197f2e373804
 VECTOR = ["deal", "--server-seed", "00" * 32, "--client-seed", "client", "--round-id", "r1"]
 
 
-def test_r12_8_deal_with_player_seeds_reproduces_the_test_vector():
+def test_r12_8_deal_with_player_seeds_reproduces_the_test_vector() -> None:
     """R12.8: the R12.7 inputs with seeds p0 = a, p1 = b, p3 = d (seats named p0 … p3 by
     --players, as in RULES.md), given in any order."""
     seeds = ["--player-seed", "p3=d", "--player-seed", "p0=a", "--player-seed", "p1=b"]
@@ -86,7 +86,7 @@ def test_r12_8_deal_with_player_seeds_reproduces_the_test_vector():
     ]
 
 
-def test_r12_8_deal_names_seats_by_the_rounds_player_ids():
+def test_r12_8_deal_names_seats_by_the_rounds_player_ids() -> None:
     """R12.8: with --seat-ids the seeds are keyed by the round's player ids, in seat order;
     an empty seed is none given, so p2's empty seed changes nothing."""
     seeds = ["--player-seed", "ann=a", "--player-seed", "bo=b", "--player-seed", "dee=d"]
@@ -99,7 +99,7 @@ def test_r12_8_deal_names_seats_by_the_rounds_player_ids():
     assert with_empty.lines == plain.lines
 
 
-def test_r12_8_deal_without_player_seeds_is_r12_7_unchanged():
+def test_r12_8_deal_without_player_seeds_is_r12_7_unchanged() -> None:
     out = run([*VECTOR, "--seat-ids", "A", "B", "C", "D"])
     assert out.status == 0, out.stderr
     assert out.lines[0]["hands"] == R12_7
@@ -121,7 +121,7 @@ def test_r12_8_deal_without_player_seeds_is_r12_7_unchanged():
         (["--players", "3", "--seat-ids", "a", "b"], "--players 3 but --seat-ids names 2"),
     ],
 )
-def test_r12_8_deal_bad_player_seeds_exit_2_with_one_line(args, message):
+def test_r12_8_deal_bad_player_seeds_exit_2_with_one_line(args: list[str], message: str) -> None:
     out = run([*VECTOR, *args])
     assert out.status == 2
     assert message in out.stderr
@@ -129,7 +129,7 @@ def test_r12_8_deal_bad_player_seeds_exit_2_with_one_line(args, message):
     assert out.stdout == ""
 
 
-def test_suggest_lists_specials_and_a_non_foul_arrangement():
+def test_suggest_lists_specials_and_a_non_foul_arrangement() -> None:
     out = run(
         ["suggest"],
         jsonl(
@@ -146,14 +146,14 @@ def test_suggest_lists_specials_and_a_non_foul_arrangement():
     )
 
 
-def test_suggest_bad_input_exit_2():
+def test_suggest_bad_input_exit_2() -> None:
     out = run(["suggest"], jsonl({"cards": ["As"] * 13}, {"cards": ["As", "Kd"]}))
     assert out.status == 2
     assert "card As appears twice" in out.lines[0]["error"]
     assert "needs 13 cards, got 2" in out.lines[1]["error"]
 
 
-def test_unknown_command_exits_2_with_one_line():
+def test_unknown_command_exits_2_with_one_line() -> None:
     out = run(["shuffle"])
     assert out.status == 2
     assert len(out.stderr.strip().splitlines()) == 1

@@ -46,19 +46,25 @@ def played() -> subprocess.CompletedProcess[str]:
     return demo("--rounds", "2", "--seed", "7")
 
 
-def test_demo_plays_two_rounds_against_a_server_of_its_own(played):
+def test_demo_plays_two_rounds_against_a_server_of_its_own(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     assert played.returncode == 0, played.stderr
     assert played.stderr == ""
     assert len(rounds_of(played.stdout)) == 2
 
 
-def test_demo_shows_the_ruleset_and_the_commitment_before_the_deal(played):
+def test_demo_shows_the_ruleset_and_the_commitment_before_the_deal(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     assert "ruleset standard" in played.stdout
     for text in rounds_of(played.stdout):
         assert text.index("commitment published before the deal") < text.index("hands:")
 
 
-def test_demo_shows_cards_with_suit_symbols_highest_first(played):
+def test_demo_shows_cards_with_suit_symbols_highest_first(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     hands = re.findall(r"^ {4}\w+-\w+ +((?:[2-9TJQKA][♠♥♦♣] ?){13})$", played.stdout, re.MULTILINE)
     assert len(hands) == 2 * 4
     order = "AKQJT98765432"
@@ -68,7 +74,9 @@ def test_demo_shows_cards_with_suit_symbols_highest_first(played):
     assert any(suit in played.stdout for suit in SUITS)
 
 
-def test_demo_explains_every_pair_of_every_round_in_words(played):
+def test_demo_explains_every_pair_of_every_round_in_words(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     for text in rounds_of(played.stdout):
         pairs = text.split("pairs:")[1].split("settlement at base")[0]
         headers = re.findall(r"^ {4}\S+ vs \S+$", pairs, re.MULTILINE)
@@ -76,20 +84,24 @@ def test_demo_explains_every_pair_of_every_round_in_words(played):
         assert re.search(r"beats|ties|both|outranks|foul", pairs)
 
 
-def test_demo_prints_points_coins_and_balances_after_settlement(played):
+def test_demo_prints_points_coins_and_balances_after_settlement(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     for text in rounds_of(played.stdout):
         assert re.search(r"player +points +coins +balance", text)
         assert len(balances(text)) == 4
         assert sum(balances(text).values()) == 4 * 1000  # R7.2: play moves coins, never makes them
 
 
-def test_r4_3_demo_shows_a_foul_draft_being_corrected(played):
+def test_r4_3_demo_shows_a_foul_draft_being_corrected(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     second = rounds_of(played.stdout)[1]
     assert "submits a foul draft: " in second
     assert "corrects it before the reveal" in second
 
 
-def test_r12_6_demo_verifies_every_deal(played):
+def test_r12_6_demo_verifies_every_deal(played: subprocess.CompletedProcess[str]) -> None:
     assert played.stdout.count("fairness: verified") == 2
     assert "FAILED" not in played.stdout
 
@@ -137,7 +149,7 @@ def r12_7_round(commitment: str) -> SimpleNamespace:
     return vector_round(commitment)
 
 
-def test_r12_6_fairness_check_passes_the_test_vector_and_catches_tampering():
+def test_r12_6_fairness_check_passes_the_test_vector_and_catches_tampering() -> None:
     commitment = hashlib.sha256(bytes(32)).hexdigest()
     assert fairness_problems(commitment, r12_7_round(commitment), "00" * 32) == []
     assert fairness_problems(commitment, r12_7_round(commitment), "01" * 32)  # another seed
@@ -147,7 +159,7 @@ def test_r12_6_fairness_check_passes_the_test_vector_and_catches_tampering():
     assert len(fairness_problems(commitment, swapped, "00" * 32)) == 2  # A's and B's hands
 
 
-def test_r12_8_fairness_check_recomputes_the_deal_with_the_player_seeds():
+def test_r12_8_fairness_check_recomputes_the_deal_with_the_player_seeds() -> None:
     """R12.8: the demo's table-wide check mixes the recorded player seeds into the client seed;
     the same hands without them, or with a seed altered, fail it."""
     commitment = hashlib.sha256(bytes(32)).hexdigest()
@@ -160,7 +172,7 @@ def test_r12_8_fairness_check_recomputes_the_deal_with_the_player_seeds():
     assert len(fairness_problems(commitment, altered, "00" * 32)) == 4
 
 
-def test_r12_8_a_bot_checks_its_own_hand_and_that_its_seed_was_used():
+def test_r12_8_a_bot_checks_its_own_hand_and_that_its_seed_was_used() -> None:
     """R12.8: one player, knowing only its own hand and seed, checks the revealed round."""
     commitment = hashlib.sha256(bytes(32)).hexdigest()
     seats = ["p0", "p1", "p2", "p3"]
@@ -177,7 +189,9 @@ def test_r12_8_a_bot_checks_its_own_hand_and_that_its_seed_was_used():
     assert "not the commitment" in own_hand_problem(other, shown, "p3", "d", R12_8[3].split())
 
 
-def test_r12_8_demo_bots_each_give_a_seed_and_verify_their_own_hand(played):
+def test_r12_8_demo_bots_each_give_a_seed_and_verify_their_own_hand(
+    played: subprocess.CompletedProcess[str],
+) -> None:
     """R12.8: every round each bot shows the seed it gives with the deal, the deal mixes them
     in, and after the reveal each bot says its seed is in the round and its hand checks out."""
     for text in rounds_of(played.stdout):
@@ -195,7 +209,7 @@ def test_r12_8_demo_bots_each_give_a_seed_and_verify_their_own_hand(played):
         assert text.index("each bot's own seed") < text.index("dealt round")
 
 
-def test_demo_without_a_server_at_the_address_fails_in_one_line():
+def test_demo_without_a_server_at_the_address_fails_in_one_line() -> None:
     done = demo("--address", "127.0.0.1:1", "--rounds", "1")
     assert done.returncode == 1
     assert len(done.stderr.splitlines()) == 1, done.stderr
@@ -206,7 +220,7 @@ def test_demo_without_a_server_at_the_address_fails_in_one_line():
 @pytest.mark.parametrize(
     "args", [["--address", "nowhere"], ["--rounds", "0"], ["--rounds", "three"]]
 )
-def test_demo_refuses_bad_arguments_with_status_2(args):
+def test_demo_refuses_bad_arguments_with_status_2(args: list[str]) -> None:
     done = demo(*args)
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1, done.stderr
@@ -220,7 +234,7 @@ def server(tmp_path: Path) -> Iterator[ServerThread]:
     running.stop()
 
 
-def test_demo_plays_against_a_given_server_again_and_again(server):
+def test_demo_plays_against_a_given_server_again_and_again(server: ServerThread) -> None:
     for _ in range(2):  # fresh players each run, so a server hosts any number of demos
         done = demo("--address", server.address, "--rounds", "1")
         assert done.returncode == 0, done.stderr

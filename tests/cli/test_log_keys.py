@@ -33,7 +33,7 @@ def parse_vkey(vkey: str) -> tuple[str, str, int, bytes]:
     return name, hex_id, raw[0], raw[1:]
 
 
-def test_keys_init_writes_a_private_key_only_its_owner_reads_and_its_vkey(tmp_path):
+def test_keys_init_writes_a_private_key_only_its_owner_reads_and_its_vkey(tmp_path: Path) -> None:
     done = thirteen("keys", "init", str(tmp_path), "--name", "example.org/log")
     assert done.returncode == 0, done.stderr
     private, public = tmp_path / "log.key", tmp_path / "log.pub"
@@ -50,14 +50,14 @@ def test_keys_init_writes_a_private_key_only_its_owner_reads_and_its_vkey(tmp_pa
     assert line in private.read_text()  # untouched
 
 
-def test_a_witness_key_is_a_cosignature_key(tmp_path):
+def test_a_witness_key_is_a_cosignature_key(tmp_path: Path) -> None:
     done = thirteen("keys", "init", str(tmp_path), "--witness")
     assert done.returncode == 0, done.stderr
     name, hex_id, kind, key = parse_vkey((tmp_path / "witness.pub").read_text())
     assert kind == 4 and hex_id == key_id(name, 4, key).hex()
 
 
-def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path):
+def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
     bad_name = thirteen("keys", "init", str(tmp_path), "--name", "has space")
     assert bad_name.returncode == 2 and len(bad_name.stderr.splitlines()) == 1
     junk = tmp_path / "junk.key"
@@ -69,7 +69,7 @@ def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path):
     assert shown.returncode == 2 and "Traceback" not in shown.stderr
 
 
-def test_the_audit_log_flags_belong_to_an_export(tmp_path):
+def test_the_audit_log_flags_belong_to_an_export(tmp_path: Path) -> None:
     """``--log-public-key`` checks a store's checkpoints too (--round, --all); an earlier
     checkpoint belongs to an export."""
     done = thirteen("audit", "--data", str(tmp_path), "--all", "--earlier-checkpoint", "x")

@@ -28,7 +28,7 @@ from domain.fairness.shuffle import deal
 from domain.ids import deal_round_id, round_uuid
 from domain.results import RoundResult, round_result
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import by_strength, format_cards, parse_cards
+from domain.rules.cards import Card, by_strength, format_cards, parse_cards
 from domain.rules.hands import describe
 from domain.rules.play import Play
 from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
@@ -66,6 +66,7 @@ class Store:
 
 
 KEYS = KeyRing.of([hashlib.sha256(b"test_replay_explain").digest()])
+Hands = tuple[tuple[Card, ...], ...]  # a deal's hands in seat order
 
 
 def _nonces() -> Callable[[], bytes]:
@@ -79,7 +80,7 @@ def _swapped(a: Arrangement) -> Arrangement:
     return Arrangement(a.front, a.back, a.middle)
 
 
-def _client_seed(app: Thirteen, table: str, request: str, fits) -> str:
+def _client_seed(app: Thirteen, table: str, request: str, fits: Callable[[Hands], bool]) -> str:
     """The first client seed whose deal (R12) suits the scenario."""
     seed = app.table(table).committed_seed(app.seed_keys)
     round_id = deal_round_id(table, request)
@@ -91,7 +92,7 @@ def _client_seed(app: Thirteen, table: str, request: str, fits) -> str:
     raise AssertionError(f"no client seed suits round {request}")
 
 
-def _showdown_fits(hands) -> bool:
+def _showdown_fits(hands: Hands) -> bool:
     """One hand holds a special; another fouls with middle and back swapped."""
     specials = [bool(qualifying(h)) for h in hands]
     if specials.count(True) != 1:
@@ -103,7 +104,7 @@ def _showdown_fits(hands) -> bool:
     )
 
 
-def _bonus_fits(hands) -> bool:
+def _bonus_fits(hands: Hands) -> bool:
     """Under fujian the suggested arrangements score differently than under standard."""
     if any(qualifying(h) for h in hands):
         return False
@@ -143,7 +144,7 @@ def build_store(data: Path) -> Store:
         store.special_player, store.foul_player = special, fouler
         app.arrange(round_.round_id, special, [], [], [], special="any")
         foul = _swapped(suggest(round_.hand(fouler), STANDARD).arrangement)
-        assert app.arrange(round_.round_id, fouler, *foul.piles).foul_reason
+        assert app.arrange(round_.round_id, fouler, foul.front, foul.middle, foul.back).foul_reason
         for player in PLAYERS:
             if player not in (special, fouler):
                 _arrange(app, round_.round_id, player, STANDARD)
@@ -156,7 +157,7 @@ def build_store(data: Path) -> Store:
         clock.advance(1)
         app.stand_up("t", ODD)
         draft = _swapped(suggest(round_.hand("bob"), STANDARD).arrangement)
-        app.arrange(round_.round_id, "bob", *draft.piles)
+        app.arrange(round_.round_id, "bob", draft.front, draft.middle, draft.back)
         for player in ("ann", "bob", "cy"):
             _arrange(app, round_.round_id, player, STANDARD)
         app.reveal(round_.round_id)
@@ -241,7 +242,9 @@ def _two_letter(card: str) -> re.Pattern[str]:
 # --- replay -----------------------------------------------------------------------------------
 
 
-def test_replay_lists_every_event_of_the_round_in_order_with_the_state_after_it(store):
+def test_replay_lists_every_event_of_the_round_in_order_with_the_state_after_it(
+    store: Store,
+) -> None:
     done = thirteen("replay", "--data", str(store.data), "--round", store.showdown, "--json")
     assert done.returncode == 0, done.stderr
     steps = json.loads(done.stdout)
@@ -261,7 +264,7 @@ def test_replay_lists_every_event_of_the_round_in_order_with_the_state_after_it(
     assert steps[-1]["state"]["server_seed"] == result.server_seed
 
 
-def test_replay_text_shows_each_event_with_version_time_and_who(store):
+def test_replay_text_shows_each_event_with_version_time_and_who(store: Store) -> None:
     done = thirteen("replay", "--data", str(store.data), "--round", store.showdown)
     assert done.returncode == 0, done.stderr
     heads = re.findall(r"^v(\d+) +(\S+)  (\w+) by (.+), called by (.+)$", done.stdout, re.MULTILINE)
@@ -272,7 +275,7 @@ def test_replay_text_shows_each_event_with_version_time_and_who(store):
     assert "phase revealed, server seed " + store.results[store.showdown].server_seed in done.stdout
 
 
-def test_r11_r4_3_replay_shows_the_escape_transfers_and_a_foul_draft_replaced(store):
+def test_r11_r4_3_replay_shows_the_escape_transfers_and_a_foul_draft_replaced(store: Store) -> None:
     done = thirteen("replay", "--data", str(store.data), "--round", store.escape, "--json")
     assert done.returncode == 0, done.stderr
     steps = json.loads(done.stdout)
@@ -291,7 +294,7 @@ def test_r11_r4_3_replay_shows_the_escape_transfers_and_a_foul_draft_replaced(st
     assert "escape transfers (R11): " in text and "foul draft (" in text
 
 
-def test_replay_of_a_round_in_progress_hides_every_card_and_submission(store):
+def test_replay_of_a_round_in_progress_hides_every_card_and_submission(store: Store) -> None:
     for args in ([], ["--json"]):
         done = thirteen("replay", "--data", str(store.data), "--round", store.open, *args)
         assert done.returncode == 0, done.stderr
@@ -304,7 +307,7 @@ def test_replay_of_a_round_in_progress_hides_every_card_and_submission(store):
     assert [p["status"] for p in steps[-1]["state"]["players"]] == ["submitted", "dealt", "dealt"]
 
 
-def test_r11_3_replay_of_an_abandoned_round_ends_with_the_seed_published(store):
+def test_r11_3_replay_of_an_abandoned_round_ends_with_the_seed_published(store: Store) -> None:
     done = thirteen("replay", "--data", str(store.data), "--round", store.abandoned, "--json")
     steps = json.loads(done.stdout)
     assert [s["event"]["type"] for s in steps] == ["Dealt", "PlayerEscaped", "Abandoned"]
@@ -315,7 +318,7 @@ def test_r11_3_replay_of_an_abandoned_round_ends_with_the_seed_published(store):
 # --- explain ----------------------------------------------------------------------------------
 
 
-def test_explain_shows_the_table_the_hands_and_every_pile_in_words(store):
+def test_explain_shows_the_table_the_hands_and_every_pile_in_words(store: Store) -> None:
     done = thirteen("explain", "--data", str(store.data), "--round", store.showdown)
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -336,7 +339,7 @@ def test_explain_shows_the_table_the_hands_and_every_pile_in_words(store):
     assert f"foul: {foul.foul_reason}" in out
 
 
-def test_r6_explain_gives_each_pair_in_words_with_multipliers_and_points(store):
+def test_r6_explain_gives_each_pair_in_words_with_multipliers_and_points(store: Store) -> None:
     out = thirteen("explain", "--data", str(store.data), "--round", store.showdown).stdout
     result = store.results[store.showdown]
     assert len(result.pairs) == 6
@@ -350,16 +353,18 @@ def test_r6_explain_gives_each_pair_in_words_with_multipliers_and_points(store):
     assert out.count("none: a special hand scores its fixed points (R6.5, R6.6)") == len(specials)
 
 
-def test_r6_1_explain_shows_a_pile_bonus_under_fujian(store):
+def test_r6_1_explain_shows_a_pile_bonus_under_fujian(store: Store) -> None:
     out = thirteen("explain", "--data", str(store.data), "--round", store.bonus).stdout
     assert "pile bonuses (R6.1): front three of a kind 3; middle full house 2" in out
     (pair,) = store.results[store.bonus].pairs
     assert "(worth " in pair.explanation
-    terms = re.search(r"multipliers: \(([^)]*)\)", out).group(1).split()
+    multipliers = re.search(r"multipliers: \(([^)]*)\)", out)
+    assert multipliers is not None, out
+    terms = multipliers.group(1).split()
     assert any(abs(int(t)) > 1 for t in terms)
 
 
-def test_r7_r9_explain_shows_gross_and_settled_coins_per_player(store):
+def test_r7_r9_explain_shows_gross_and_settled_coins_per_player(store: Store) -> None:
     out = thirteen("explain", "--data", str(store.data), "--round", store.escape).stdout
     assert "gross = points × base 10" in out
     result = store.results[store.escape]
@@ -372,7 +377,7 @@ def test_r7_r9_explain_shows_gross_and_settled_coins_per_player(store):
     assert re.search(rf"^  {re.escape(ODD)} left between the deal and the showdown: ", out, re.M)
 
 
-def test_r12_explain_proves_the_deal_fair(store):
+def test_r12_explain_proves_the_deal_fair(store: Store) -> None:
     for round_id in (store.showdown, store.abandoned):
         out = thirteen("explain", "--data", str(store.data), "--round", round_id).stdout
         assert "Fairness proof (R12)" in out
@@ -387,7 +392,7 @@ def test_r12_explain_proves_the_deal_fair(store):
     )
 
 
-def test_explain_for_a_player_puts_their_pairs_first_and_says_why(store):
+def test_explain_for_a_player_puts_their_pairs_first_and_says_why(store: Store) -> None:
     player = store.foul_player
     done = thirteen(
         "explain", "--data", str(store.data), "--round", store.showdown, "--player", player
@@ -404,7 +409,7 @@ def test_explain_for_a_player_puts_their_pairs_first_and_says_why(store):
     assert mine == sorted(mine, reverse=True) and mine.count(True) == 3
 
 
-def test_explain_for_a_player_words_each_pile_against_each_opponent(store):
+def test_explain_for_a_player_words_each_pile_against_each_opponent(store: Store) -> None:
     out = thirteen(
         "explain", "--data", str(store.data), "--round", store.escape, "--player", "ann"
     ).stdout
@@ -422,7 +427,7 @@ def test_explain_for_a_player_words_each_pile_against_each_opponent(store):
     assert "You escaped between the deal and the showdown and paid 250 coins" in escaped
 
 
-def test_explain_of_a_round_in_progress_shows_no_cards_at_all(store, tmp_path):
+def test_explain_of_a_round_in_progress_shows_no_cards_at_all(store: Store, tmp_path: Path) -> None:
     page = tmp_path / "open.html"
     for args in ([], ["--player", "ann"], ["--html", str(page)]):
         done = thirteen("explain", "--data", str(store.data), "--round", store.open, *args)
@@ -461,12 +466,12 @@ def test_explain_of_a_round_in_progress_shows_no_cards_at_all(store, tmp_path):
         "html-unwritable",
     ],
 )
-def test_bad_input_gets_one_line_and_status_2(store, args):
+def test_bad_input_gets_one_line_and_status_2(store: Store, args: list[str]) -> None:
     args = [store.showdown if a == "ROUND" else a for a in args]
     _one_line_error(thirteen(*args, "--data", str(store.data)))
 
 
-def test_a_missing_store_is_reported_not_created(tmp_path):
+def test_a_missing_store_is_reported_not_created(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     for command in ("replay", "explain"):
         done = thirteen(command, "--data", str(missing), "--round", "r")
@@ -475,7 +480,7 @@ def test_a_missing_store_is_reported_not_created(tmp_path):
     assert not missing.exists()
 
 
-def test_unknown_player_message_names_the_round_s_players(store):
+def test_unknown_player_message_names_the_round_s_players(store: Store) -> None:
     done = thirteen(
         "explain", "--data", str(store.data), "--round", store.escape, "--player", "nobody"
     )
@@ -486,7 +491,7 @@ def test_unknown_player_message_names_the_round_s_players(store):
 
 
 @pytest.fixture(scope="module")
-def page(store, tmp_path_factory) -> Path:
+def page(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("html") / "showdown.html"
     done = thirteen(
         "explain",
@@ -503,7 +508,7 @@ def page(store, tmp_path_factory) -> Path:
     return path
 
 
-def test_the_html_report_is_one_self_contained_page(store, page):
+def test_the_html_report_is_one_self_contained_page(store: Store, page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>")
     for outside in ("http://", "https://", "<script", "<link", "src=", "url(", "@import", "@font"):
@@ -517,13 +522,13 @@ def test_the_html_report_is_one_self_contained_page(store, page):
     assert "✔ verified</span> SHA-256(server seed) equals the commitment" in html
 
 
-def test_the_html_report_escapes_player_ids(page):
+def test_the_html_report_escapes_player_ids(page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert ODD not in html
     assert "&lt;b&gt;dee&lt;/b&gt; &amp; &quot;co&quot;" in html
 
 
-def test_the_html_report_renders_in_headless_chromium(page, tmp_path):
+def test_the_html_report_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     """A real browser draws the page: the screenshot is a PNG of the window's size and far
     from blank (a blank page compresses to a few kilobytes)."""
     browser = shutil.which("chromium")

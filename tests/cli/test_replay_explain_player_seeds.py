@@ -72,7 +72,7 @@ def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def test_r12_8_replay_shows_the_player_seeds_and_the_client_seed_they_made(store):
+def test_r12_8_replay_shows_the_player_seeds_and_the_client_seed_they_made(store: Store) -> None:
     steps = json.loads(
         thirteen("replay", "--data", str(store.data), "--round", store.revealed, "--json").stdout
     )
@@ -85,7 +85,9 @@ def test_r12_8_replay_shows_the_player_seeds_and_the_client_seed_they_made(store
     assert f'dealt with the client seed "{EFFECTIVE}"' in text
 
 
-def test_r12_8_explain_lists_each_players_seed_and_recomputes_the_deal_with_them(store):
+def test_r12_8_explain_lists_each_players_seed_and_recomputes_the_deal_with_them(
+    store: Store,
+) -> None:
     out = thirteen("explain", "--data", str(store.data), "--round", store.revealed).stdout
     proof = out.split("Fairness proof (R12)")[1]
     assert "client seed 'dealer', round id" in proof
@@ -101,7 +103,9 @@ def test_r12_8_explain_lists_each_players_seed_and_recomputes_the_deal_with_them
     ) in proof
 
 
-def test_r12_8_the_html_report_shows_the_seeds_escaped_and_verifies_the_deal(store, tmp_path):
+def test_r12_8_the_html_report_shows_the_seeds_escaped_and_verifies_the_deal(
+    store: Store, tmp_path: Path
+) -> None:
     page = tmp_path / "seeds.html"
     thirteen("explain", "--data", str(store.data), "--round", store.revealed, "--html", str(page))
     html = page.read_text(encoding="utf-8")
@@ -114,7 +118,7 @@ def test_r12_8_the_html_report_shows_the_seeds_escaped_and_verifies_the_deal(sto
     ) in html
 
 
-def test_r12_8_a_round_in_progress_shows_its_player_seeds_but_no_card(store):
+def test_r12_8_a_round_in_progress_shows_its_player_seeds_but_no_card(store: Store) -> None:
     """The seeds are public from the deal on (they cannot change it any more); the cards and
     the server seed stay hidden until the round is over."""
     out = thirteen("explain", "--data", str(store.data), "--round", store.open).stdout

@@ -1,11 +1,13 @@
 """``thirteen score`` through the real console script: formats and every bad input."""
 
+from typing import Any
+
 import pytest
 
 from .conftest import jsonl, run
 
 
-def normal(player_id, text, **extra):
+def normal(player_id: str, text: str, **extra: object) -> dict[str, object]:
     front, middle, back = (p.split() for p in text.split("|"))
     return {"id": player_id, "front": front, "middle": middle, "back": back, **extra}
 
@@ -31,11 +33,11 @@ THREE_FLUSHES = {
 }
 
 
-def points(line):
+def points(line: dict[str, Any]) -> list[int]:
     return [p["points"] for p in line["players"]]
 
 
-def test_score_output_shape_for_a_two_player_round():
+def test_score_output_shape_for_a_two_player_round() -> None:
     out = run(
         ["score"], jsonl({"base": 10, "players": [A1 | {"balance": 500}, B1 | {"balance": 30}]})
     )
@@ -57,7 +59,7 @@ def test_score_output_shape_for_a_two_player_round():
     assert "A's back (flush, A-high) beats B's back (straight, 7-high)" in pair["explanation"]
 
 
-def test_score_worked_examples_3_4_5_and_fujian_in_one_stream():
+def test_score_worked_examples_3_4_5_and_fujian_in_one_stream() -> None:
     out = run(
         ["score"],
         jsonl(
@@ -78,7 +80,7 @@ def test_score_worked_examples_3_4_5_and_fujian_in_one_stream():
     assert [p["foul"] for p in out.lines[1]["players"]] == [False, False, False, True]
 
 
-def test_score_coins_are_gross_without_balances_and_settled_with_them():
+def test_score_coins_are_gross_without_balances_and_settled_with_them() -> None:
     players = [EX3[0], EX3[1], EX3[2]]
     gross = run(["score"], jsonl({"base": 10, "players": players})).lines[0]
     assert [p["coins"] for p in gross["players"]] == [120, -70, -50]
@@ -93,7 +95,7 @@ def test_score_coins_are_gross_without_balances_and_settled_with_them():
     assert all("coins" not in p for p in plain["players"])
 
 
-def test_score_ruleset_object_overrides_standard():
+def test_score_ruleset_object_overrides_standard() -> None:
     out = run(
         ["score"],
         jsonl(
@@ -106,7 +108,7 @@ def test_score_ruleset_object_overrides_standard():
     assert points(out.lines[0]) == [6, -6]
 
 
-def test_score_accepts_any_and_a_given_split():
+def test_score_accepts_any_and_a_given_split() -> None:
     any_ = SIX_PAIRS | {"special": "any"}
     split = {
         "id": "C",
@@ -180,7 +182,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("line", "message"), BAD, ids=[m for _, m in BAD])
-def test_score_bad_input_is_answered_in_place_with_exit_status_2(line, message):
+def test_score_bad_input_is_answered_in_place_with_exit_status_2(
+    line: str | dict[str, object], message: str
+) -> None:
     out = run(["score"], jsonl({"players": [A1, B1]}, line, {"players": [A1, B1]}))
     assert out.status == 2
     assert len(out.lines) == 3
@@ -191,6 +195,6 @@ def test_score_bad_input_is_answered_in_place_with_exit_status_2(line, message):
     assert message in out.stderr and "Traceback" not in out.stderr
 
 
-def test_score_skips_blank_lines_and_accepts_empty_input():
+def test_score_skips_blank_lines_and_accepts_empty_input() -> None:
     assert run(["score"], "\n\n").lines == []
     assert run(["score"], "").status == 0

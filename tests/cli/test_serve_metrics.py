@@ -16,10 +16,11 @@ import urllib.request
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.cli.test_serve_refuses import one_line_refusal
+from tests.support.health import health_stub
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
 BANNER = "thirteen: serving metrics on "
@@ -37,13 +38,13 @@ def serve(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_an_address_that_is_not_host_and_port_is_refused(tmp_path):
+def test_an_address_that_is_not_host_and_port_is_refused(tmp_path: Path) -> None:
     line = one_line_refusal(serve(tmp_path / "data", "--metrics", "9464"))
     assert "--metrics" in line and "HOST:PORT" in line
     assert not (tmp_path / "data").exists()
 
 
-def test_a_host_that_is_not_this_machines_is_refused_with_status_1(tmp_path):
+def test_a_host_that_is_not_this_machines_is_refused_with_status_1(tmp_path: Path) -> None:
     for host in ("no-such-host.invalid", "192.0.2.1"):  # no name; TEST-NET-1, nobody's
         done = serve(tmp_path / "data", "--metrics", f"{host}:9464")
         line = one_line_refusal(done, status=1)
@@ -51,7 +52,7 @@ def test_a_host_that_is_not_this_machines_is_refused_with_status_1(tmp_path):
     assert not (tmp_path / "data").exists()  # refused before the store is opened
 
 
-def test_a_port_in_use_is_refused_with_status_1_before_the_store_is_opened(tmp_path):
+def test_a_port_in_use_is_refused_with_status_1_before_the_store_is_opened(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -64,7 +65,9 @@ def test_a_port_in_use_is_refused_with_status_1_before_the_store_is_opened(tmp_p
     assert not (tmp_path / "data").exists()
 
 
-def test_serve_says_where_it_serves_metrics_and_stops_serving_them_on_sigterm(tmp_path):
+def test_serve_says_where_it_serves_metrics_and_stops_serving_them_on_sigterm(
+    tmp_path: Path,
+) -> None:
     process = subprocess.Popen(
         [str(SCRIPT), "serve", "--data", str(tmp_path), *ADDRESSES],
         stdout=subprocess.DEVNULL,
@@ -86,7 +89,7 @@ def test_serve_says_where_it_serves_metrics_and_stops_serving_them_on_sigterm(tm
         grpc_line = next(line for line in lines if "serving gRPC on" in line)
         address = grpc_line.split("serving gRPC on ")[1].split()[0]
         with grpc.insecure_channel(address) as channel:
-            health = health_pb2_grpc.HealthStub(channel)
+            health = health_stub(channel)
             for _ in range(2):
                 health.Check(health_pb2.HealthCheckRequest(), timeout=10)
         with urllib.request.urlopen(url, timeout=10) as answer:

@@ -38,7 +38,7 @@ def one_line_refusal(done: subprocess.CompletedProcess[str], status: int = 2) ->
     return lines[0]
 
 
-def test_tls_on_a_public_address_without_a_policy_is_refused(tmp_path):
+def test_tls_on_a_public_address_without_a_policy_is_refused(tmp_path: Path) -> None:
     ca = Authority(tmp_path / "certs")
     server = ca.issue("server", server=True)
     done = thirteen(
@@ -50,7 +50,7 @@ def test_tls_on_a_public_address_without_a_policy_is_refused(tmp_path):
     assert not (tmp_path / "data").exists()  # refused before the store is opened
 
 
-def test_a_seed_key_file_given_but_missing_is_refused_not_made(tmp_path):
+def test_a_seed_key_file_given_but_missing_is_refused_not_made(tmp_path: Path) -> None:
     missing = tmp_path / "typo" / "seed.key"
     done = thirteen(
         "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path), "--seed-key", str(missing)
@@ -61,7 +61,7 @@ def test_a_seed_key_file_given_but_missing_is_refused_not_made(tmp_path):
     assert not missing.exists()
 
 
-def test_on_postgresql_the_default_seed_key_is_not_made_either(tmp_path):
+def test_on_postgresql_the_default_seed_key_is_not_made_either(tmp_path: Path) -> None:
     done = thirteen(
         "serve",
         *("--address", "127.0.0.1:0", "--data", str(tmp_path)),
@@ -71,7 +71,7 @@ def test_on_postgresql_the_default_seed_key_is_not_made_either(tmp_path):
     assert not (tmp_path / "seed.key").exists()
 
 
-def test_seed_key_init_writes_a_private_key_file_once(tmp_path):
+def test_seed_key_init_writes_a_private_key_file_once(tmp_path: Path) -> None:
     path = tmp_path / "keys" / "seed.key"
     done = thirteen("seed-key", "init", str(path))
     assert done.returncode == 0, done.stderr
@@ -83,7 +83,7 @@ def test_seed_key_init_writes_a_private_key_file_once(tmp_path):
     assert read(path).current == ring.current
 
 
-def test_a_grpc_port_that_is_taken_is_one_line_and_status_1(tmp_path):
+def test_a_grpc_port_that_is_taken_is_one_line_and_status_1(tmp_path: Path) -> None:
     """A well-formed address that cannot be listened on is exit status 1, as for ``--metrics``
     and ``thirteen console``; 2 is for bad input."""
     with socket.socket() as taken:

@@ -1,6 +1,8 @@
 """Commands that read a store refuse a data directory without one, rather than creating an
 empty store and reporting on nothing."""
 
+from pathlib import Path
+
 import pytest
 
 from .conftest import run
@@ -9,7 +11,9 @@ from .conftest import run
 @pytest.mark.parametrize(
     "command", [["audit", "--all"], ["audit", "--round", "r1"], ["projections", "rebuild"]]
 )
-def test_a_missing_store_is_exit_2_with_one_line(command, tmp_path, monkeypatch):
+def test_a_missing_store_is_exit_2_with_one_line(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("THIRTEEN_STORE", "sqlite")
     missing = tmp_path / "nothing-here"
     out = run([*command, "--data", str(missing)])
@@ -19,7 +23,7 @@ def test_a_missing_store_is_exit_2_with_one_line(command, tmp_path, monkeypatch)
     assert not missing.exists()
 
 
-def test_audit_receipt_belongs_to_one_round(tmp_path):
+def test_audit_receipt_belongs_to_one_round(tmp_path: Path) -> None:
     out = run(["audit", "--all", "--receipt", "ab" * 32, "--data", str(tmp_path)])
     assert out.status == 2
     assert "--receipt belongs to one round" in out.stderr
