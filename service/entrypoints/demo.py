@@ -10,9 +10,10 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import grpc
+if TYPE_CHECKING:
+    import grpc
 
 from service.entrypoints.options import (
     Commands,
@@ -22,8 +23,6 @@ from service.entrypoints.options import (
     refuse,
     whole_number,
 )
-from service.tools.demo import EXIT_FAILED, play
-from service.tools.demo_client import DemoFailed
 
 
 def register(commands: Commands) -> None:
@@ -73,6 +72,9 @@ def main(
 ) -> int:
     """Run the demo (over TLS with ``credentials``); a problem is one line on stderr and exit
     status 1."""
+    from service.tools.demo import EXIT_FAILED, play
+    from service.tools.demo_client import DemoFailed
+
     seed = seed if seed is not None else secrets.token_hex(4)
     try:
         if address is not None:
@@ -94,6 +96,7 @@ def local_server() -> Iterator[str]:
     address, then stop gracefully and delete the store."""
     from service import logging as service_logging
     from service.bootstrap import ServerOnThread, open_app
+    from service.tools.demo_client import DemoFailed
 
     service_logging.configure("error")  # the narration is the output, not the server's log
     with tempfile.TemporaryDirectory(prefix="thirteen-demo-") as data:

@@ -21,7 +21,6 @@ from domain.fairness.shuffle import (
 from domain.fairness.shuffle import deal as deal_hands
 from domain.rules.cards import format_cards
 from service.entrypoints.options import Commands
-from service.tools.score import score_line, suggest_line
 from service.tools.terminal import EXIT_BAD_INPUT
 
 
@@ -50,10 +49,14 @@ def json_lines(
 
 
 def score(args: argparse.Namespace) -> int:
+    from service.tools.score import score_line
+
     return json_lines(score_line, sys.stdin, sys.stdout, sys.stderr)
 
 
 def suggest(args: argparse.Namespace) -> int:
+    from service.tools.score import suggest_line
+
     return json_lines(suggest_line, sys.stdin, sys.stdout, sys.stderr)
 
 

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
+from domain.fairness.seeds import KEY_BYTES
 from service.entrypoints.options import Commands, Parser
-from service.tools import rng
+
+DEFAULT_CARDS = 1_000_000
+"""``rng test --cards``: a million cards, about 5 s here."""
 
 
 def register(commands: Commands) -> None:
@@ -20,10 +24,10 @@ def register(commands: Commands) -> None:
     )
     wanted = collect.add_mutually_exclusive_group(required=True)
     wanted.add_argument(
-        "--raw", type=rng.count, metavar="N", help="N words as drawn, before scaling (R12.3)"
+        "--raw", type=count, metavar="N", help="N words as drawn, before scaling (R12.3)"
     )
     wanted.add_argument(
-        "--deals", type=rng.count, metavar="N", help="N deals to four seats, one per line"
+        "--deals", type=count, metavar="N", help="N deals to four seats, one per line"
     )
     collect.add_argument(
         "--binary",
@@ -37,19 +41,52 @@ def register(commands: Commands) -> None:
     sample = tester.add_mutually_exclusive_group()
     sample.add_argument(
         "--cards",
-        type=rng.count,
-        default=rng.DEFAULT_CARDS,
+        type=count,
+        default=DEFAULT_CARDS,
         metavar="N",
-        help=f"deal at least N cards now (default {rng.DEFAULT_CARDS:,})",
+        help=f"deal at least N cards now (default {DEFAULT_CARDS:,})",
     )
     sample.add_argument("--file", type=Path, help="test a text file `rng collect` wrote")
     tester.add_argument("--out", type=Path, metavar="FILE", help="also write the report there")
     for task in (collect, tester):
         task.add_argument(
             "--fixed-seed",
-            type=rng.seed_key,
+            type=seed_key,
             metavar="HEX",
             help="a seed key (64 hex digits) for a reproducible run instead of fresh seeds",
         )
-    collect.set_defaults(run=rng.collect)
-    tester.set_defaults(run=rng.run_tests)
+    collect.set_defaults(run=collect_command)
+    tester.set_defaults(run=test_command)
+
+
+def collect_command(args: argparse.Namespace) -> int:
+    from service.tools.rng import collect
+
+    return collect(args)
+
+
+def test_command(args: argparse.Namespace) -> int:
+    from service.tools.rng import run_tests
+
+    return run_tests(args)
+
+
+def seed_key(text: str) -> bytes:
+    """``--fixed-seed``: a seed key, 64 hex digits."""
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != KEY_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"a fixed seed is a seed key of {2 * KEY_BYTES} hex digits, got {text[:80]!r}"
+        )
+    return key
+
+
+def count(text: str) -> int:
+    """A positive whole number; ``1_000_000`` and ``1,000,000`` read as a million."""
+    digits = text.replace("_", "").replace(",", "")
+    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(digits)

@@ -7,14 +7,16 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import grpc
-
-from domain.tlog.note import COSIGNATURE_V1, ED25519, Signer, Verifier
 from service.entrypoints.options import Commands, add_client_tls, client_credentials, host_port
 from service.tools.terminal import EXIT_BAD_INPUT
-from service.witness.polling import RETRIED, Alarm, Log, Unproven, poll
-from service.witness.state import BadInput, State, describe
+
+if TYPE_CHECKING:
+    import grpc
+
+    from domain.tlog.note import Signer, Verifier
+    from service.witness.state import State
 
 EXIT_FAILED = 1
 EXIT_ALARM = 3
@@ -60,8 +62,12 @@ def register(commands: Commands) -> None:
 
 
 def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.Channel]:
+    import grpc
+
+    from domain.tlog.note import COSIGNATURE_V1, ED25519
     from service.security.tls import TlsConfigError
     from service.transparency.keys import KeyFileError, read_signer, read_verifier
+    from service.witness.state import BadInput, State
 
     if not 0 < args.interval <= 86400:
         raise BadInput("--interval must be a positive number of seconds, at most a day")
@@ -84,6 +90,11 @@ def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.
 
 def run(args: argparse.Namespace) -> int:
     """``thirteen witness``."""
+    import grpc
+
+    from service.witness.polling import RETRIED, Alarm, Log, Unproven, poll
+    from service.witness.state import BadInput, describe
+
     try:
         log_key, witness, state, channel = _arguments(args)
     except BadInput as error:

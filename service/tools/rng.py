@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from domain.fairness.seeds import KEY_BYTES
 from domain.fairness.statistics import DECK_SIZE, MIN_EXPECTED, WORD_BINS, Outcome
 from domain.fairness.statistics import deck_tests as run_deck_tests
 from domain.fairness.statistics import word_tests as run_word_tests
@@ -26,7 +25,6 @@ from service.tools.rng_report import Provenance, render
 from service.tools.rng_sample import Sample, SampleError, collect_sample, read_sample
 from service.tools.terminal import EXIT_BAD_INPUT
 
-DEFAULT_CARDS = 1_000_000
 MIN_DEALS = MIN_EXPECTED * DECK_SIZE  # 5 expected per card × position cell
 MIN_WORDS = MIN_EXPECTED * WORD_BINS
 MAX_TEST_CARDS = 20_000_000  # held in memory: a few hundred MB and about 90 s here
@@ -129,24 +127,3 @@ def _sample_line(sample: Sample) -> str:
 def _refuse(message: str) -> int:
     print(f"thirteen rng test: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
-
-
-def seed_key(text: str) -> bytes:
-    """``--fixed-seed``: a seed key, 64 hex digits."""
-    try:
-        key = bytes.fromhex(text)
-    except ValueError:
-        key = b""
-    if len(key) != KEY_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"a fixed seed is a seed key of {2 * KEY_BYTES} hex digits, got {text[:80]!r}"
-        )
-    return key
-
-
-def count(text: str) -> int:
-    """A positive whole number; ``1_000_000`` and ``1,000,000`` read as a million."""
-    digits = text.replace("_", "").replace(",", "")
-    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(digits)
