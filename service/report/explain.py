@@ -33,7 +33,7 @@ from service.application import Thirteen
 from service.caller import UNKNOWN, recorded
 from service.evidence import Decoder, record_of
 from service.report.dispute import PairView, Pile, PileOutcome, PlayerView, Proof, Report
-from service.report.replay import fold, phase, round_events
+from service.report.replay import fold, round_events
 
 
 def load(app: Thirteen, round_id: str) -> Report:
@@ -218,7 +218,7 @@ def build(round_: Round, published: str = "") -> Report:
         round_id=round_.round_id,
         table_id=round_.table_id,
         number=round_.number,
-        phase=phase(round_),
+        phase=round_.phase,
         dealt_at=round_.dealt_at,
         deadline=round_.deadline,
         ended_at=round_.ended_at,

@@ -74,14 +74,6 @@ def steps(events: Sequence[tuple[StoredRecord, Any]]) -> list[Step]:
     return found
 
 
-def phase(round_: Round) -> str:
-    if round_.revealed:
-        return "revealed"
-    if round_.ended:
-        return "abandoned"
-    return "dealt"
-
-
 def _time(at: datetime) -> str:
     return at.isoformat()
 
@@ -181,7 +173,7 @@ def _state(round_: Round, final: Round) -> dict[str, Any]:
             entry["coins"] = round_.coins[player]
         players.append(entry)
     return {
-        "phase": phase(round_),
+        "phase": round_.phase,
         "base_stake": round_.base_stake,
         "commitment": round_.commitment,
         "server_seed": round_.server_seed,

@@ -125,12 +125,12 @@ def table_fields(table: Table) -> dict[str, Any]:
     }
 
 
-def _phase(round_: Round) -> int:
-    if round_.revealed:
-        return pb.ROUND_PHASE_REVEALED
-    if round_.ended:
-        return pb.ROUND_PHASE_ABANDONED
-    return pb.ROUND_PHASE_DEALT
+_PHASES = {
+    "dealt": pb.ROUND_PHASE_DEALT,
+    "revealed": pb.ROUND_PHASE_REVEALED,
+    "abandoned": pb.ROUND_PHASE_ABANDONED,
+}
+"""``Round.phase`` on the wire."""
 
 
 def _hand(round_: Round, player: str, viewer: str | None) -> pb.Hand:
@@ -164,7 +164,7 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
         "dealt_at": timestamp(round_.dealt_at),
         "deadline": timestamp(round_.deadline),
         "hands": [_hand(round_, p, viewer) for p in visibility.visible_hands(round_, viewer)],
-        "phase": _phase(round_),
+        "phase": _PHASES[round_.phase],
         "players": [
             pb.RoundPlayer(
                 player_id=p,
