@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from domain.rules.cards import Card, format_cards, parse_cards
 from domain.rules.hands import evaluator5
@@ -42,6 +42,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2,
     wallet_pb2_grpc,
 )
+from tests.support.health import HealthStub, health_stub
 from tests.support.seed_key import ensure_seed_key
 
 TABLES = 16
@@ -172,7 +173,7 @@ def _processes() -> dict[int, Process]:
 class Stubs:
     wallets: wallet_pb2_grpc.WalletServiceStub
     tables: table_pb2_grpc.TableServiceStub
-    health: health_pb2_grpc.HealthStub
+    health: HealthStub
     diagnostics: diagnostics_pb2_grpc.DiagnosticsServiceStub
 
     @classmethod
@@ -180,7 +181,7 @@ class Stubs:
         return cls(
             wallet_pb2_grpc.WalletServiceStub(channel),
             table_pb2_grpc.TableServiceStub(channel),
-            health_pb2_grpc.HealthStub(channel),
+            health_stub(channel),
             diagnostics_pb2_grpc.DiagnosticsServiceStub(channel),
         )
 

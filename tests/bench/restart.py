@@ -19,6 +19,7 @@ from pathlib import Path
 from domain.ids import wallet_uuid
 from domain.rules.ruleset import STANDARD
 from domain.tlog.chain import canonical, link
+from domain.wallet import Wallet
 from projections.projector import Projector
 from service.bootstrap import open_app, start
 from service.eventstore.follower import LogFollower
@@ -31,7 +32,7 @@ SAT, STOOD = "domain.wallet:Wallet.SatDown", "domain.wallet:Wallet.StoodUp"
 
 
 def _filler(count: int, per_wallet: int = 1000) -> list[tuple[str, int, str, bytes]]:
-    rows = []
+    rows: list[tuple[str, int, str, bytes]] = []
     wallet = 0
     while len(rows) < count:
         player = f"filler-{wallet}"
@@ -71,7 +72,7 @@ def _store(data: Path, events: int) -> int:
             "VALUES (?, ?, ?, ?)",
             _filler(events - real),
         )
-    probe = app.repository.get(wallet_uuid("filler-0"))  # the filler decodes as wallets
+    probe: Wallet = app.repository.get(wallet_uuid("filler-0"))  # the filler decodes as wallets
     assert probe.player_id == "filler-0"
     views, _ = app.database.views()
     views.create()

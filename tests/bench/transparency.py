@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import random
@@ -225,7 +226,7 @@ def proof_lines() -> Iterator[str]:
             log = _tree(Path(tmp), leaves)
             built = time.perf_counter() - started
             both_s, (inclusion, consistency) = _best(
-                lambda log=log, leaves=leaves: _cold_proofs(log, leaves, rng), 20
+                functools.partial(_cold_proofs, log, leaves, rng), 20
             )
             log.app.close()
         yield (

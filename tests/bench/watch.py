@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from domain.rules.cards import DECK
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2
@@ -40,6 +40,7 @@ from tests.bench.service import (
     _ms,
     arrange,
 )
+from tests.support.health import health_stub
 
 IDLE_STREAMS = 150
 STREAM_CHANNELS = 3
@@ -202,7 +203,7 @@ def report() -> Iterator[str]:
     channel = grpc.insecure_channel(server.address)
     opened: list[Streams] = []
     try:
-        health = health_pb2_grpc.HealthStub(channel)
+        health = health_stub(channel)
         answer = health.Check(health_pb2.HealthCheckRequest(), timeout=START_TIMEOUT)
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
         stubs = Stubs.on(channel)

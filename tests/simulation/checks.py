@@ -322,8 +322,8 @@ class Checker:
         ):
             return  # the results view is behind as well; the offline checks say where
         for seen in [s for s in self.model.snapshot_rounds() if s.coins is not None][:40]:
-            request = results_pb2.GetRoundResultRequest(round_id=seen.round_id)
-            got = self._call("results", "GetRoundResult", request, patience=8.0)
+            asked = results_pb2.GetRoundResultRequest(round_id=seen.round_id)
+            got = self._call("results", "GetRoundResult", asked, patience=8.0)
             self.check(
                 "the results view shows what Reveal acknowledged",
                 got.ok

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,7 +216,7 @@ class InProcessServer:
             f"thirteen-sim:{seed}:{next(counter)}".encode()
         ).digest()[:16]
         self._capture = capture_logs(processors=[structlog.processors.format_exc_info])
-        self._records: list[dict[str, Any]] = self._capture.__enter__()
+        self._records: list[MutableMapping[str, Any]] = self._capture.__enter__()
         self._lock = threading.Lock()
         self._channels: list[grpc.Channel] = []
         self.running: Any = None
@@ -295,7 +295,7 @@ class InProcessServer:
         return self._stubs
 
     def records(self) -> list[dict[str, Any]]:
-        return list(self._records)
+        return [dict(record) for record in self._records]
 
     def caught_up(self, timeout: float = 10.0) -> bool:
         """Whether the views reach the newest event within ``timeout`` seconds."""

@@ -11,6 +11,8 @@ Both with tables playing while a bank tops players up and cashes them out.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.simulation.report import choose_seed
@@ -22,7 +24,9 @@ IN_PROCESS_SECONDS = 5.0
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
-def test_a_real_server_survives_restarts_at_every_phase_kills_and_cut_sessions(kind, tmp_path):
+def test_a_real_server_survives_restarts_at_every_phase_kills_and_cut_sessions(
+    kind: str, tmp_path: Path
+) -> None:
     seed = choose_seed()
     print(f"simulation seed {seed} (THIRTEEN_SIM_SEED={seed} replays it)")
     with store_environ(kind, tmp_path) as environ:
@@ -40,7 +44,9 @@ def test_a_real_server_survives_restarts_at_every_phase_kills_and_cut_sessions(k
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
-def test_play_in_process_survives_crashes_at_every_phase_and_clock_jumps(kind, tmp_path):
+def test_play_in_process_survives_crashes_at_every_phase_and_clock_jumps(
+    kind: str, tmp_path: Path
+) -> None:
     seed = choose_seed()
     print(f"simulation seed {seed} (THIRTEEN_SIM_SEED={seed} replays it)")
     with store_environ(kind, tmp_path) as environ:

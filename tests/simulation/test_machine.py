@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,9 @@ STEPS = 30
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
-def test_one_command_at_a_time_with_restarts_clock_jumps_and_hostile_input(kind, tmp_path):
+def test_one_command_at_a_time_with_restarts_clock_jumps_and_hostile_input(
+    kind: str, tmp_path: Path
+) -> None:
     if kind == "postgres" and (reason := postgres_available()) and os.environ.get("CI") != "true":
         pytest.skip(reason)
     seed = choose_seed()
