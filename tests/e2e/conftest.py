@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,9 +51,9 @@ def start_server(
 
 
 @pytest.fixture
-def caplog_json() -> Iterator[Callable[[], list[dict[str, object]]]]:
+def caplog_json() -> Iterator[Callable[[], list[dict[str, Any]]]]:
     """What the server logged (structlog events as dicts) while the test ran."""
     import structlog.testing
 
     with structlog.testing.capture_logs() as captured:
-        yield lambda: list(captured)
+        yield lambda: [dict(event) for event in captured]

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 from google.rpc import error_details_pb2
@@ -21,11 +21,11 @@ from grpc_status import rpc_status
 from domain.fairness.shuffle import deal as shuffle_deal
 from domain.ids import deal_round_id
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import format_cards, parse_cards
+from domain.rules.cards import Card, format_cards, parse_cards
 from domain.rules.ruleset import STANDARD, Ruleset
 from domain.rules.settlement import gross, settle
 from domain.rules.suggest import suggest
-from service._generated.thirteen.v1 import table_pb2, wallet_pb2
+from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2, wallet_pb2_grpc
 from tests.support.server import ServerThread
 
 DOMAIN = "thirteen.v1"
@@ -36,10 +36,21 @@ PHASE = table_pb2.RoundPhase
 _T = TypeVar("_T")
 
 
+class Served(Protocol):
+    """What most helpers use of a server under test: its wallet and table stubs. A
+    ``ServerThread``, or ``thirteen serve`` in a process of its own (``ServeProcess``)."""
+
+    @property
+    def wallets(self) -> wallet_pb2_grpc.WalletServiceStub: ...
+
+    @property
+    def tables(self) -> table_pb2_grpc.TableServiceStub: ...
+
+
 # Wallets and tables ---------------------------------------------------------------------------
 
 
-def credit(server: ServerThread, player_id: str, amount: int, transfer_id: str = "") -> int:
+def credit(server: Served, player_id: str, amount: int, transfer_id: str = "") -> int:
     reply = server.wallets.Credit(
         wallet_pb2.CreditRequest(
             player_id=player_id,
@@ -50,16 +61,16 @@ def credit(server: ServerThread, player_id: str, amount: int, transfer_id: str =
     return reply.balance
 
 
-def balance(server: ServerThread, player_id: str) -> int:
+def balance(server: Served, player_id: str) -> int:
     return server.wallets.GetBalance(wallet_pb2.GetBalanceRequest(player_id=player_id)).balance
 
 
-def balances(server: ServerThread, players: Sequence[str]) -> dict[str, int]:
+def balances(server: Served, players: Sequence[str]) -> dict[str, int]:
     return {p: balance(server, p) for p in players}
 
 
 def open_table(
-    server: ServerThread,
+    server: Served,
     table_id: str,
     *,
     ruleset: str = "",
@@ -72,16 +83,16 @@ def open_table(
     return server.tables.OpenTable(request)
 
 
-def sit(server: ServerThread, table_id: str, player_id: str) -> table_pb2.SitDownResponse:
+def sit(server: Served, table_id: str, player_id: str) -> table_pb2.SitDownResponse:
     return server.tables.SitDown(table_pb2.SitDownRequest(table_id=table_id, player_id=player_id))
 
 
-def stand(server: ServerThread, table_id: str, player_id: str) -> table_pb2.StandUpResponse:
+def stand(server: Served, table_id: str, player_id: str) -> table_pb2.StandUpResponse:
     return server.tables.StandUp(table_pb2.StandUpRequest(table_id=table_id, player_id=player_id))
 
 
 def seated_table(
-    server: ServerThread,
+    server: Served,
     table_id: str,
     coins: dict[str, int],
     *,
@@ -99,23 +110,23 @@ def seated_table(
     return table
 
 
-def get_table(server: ServerThread, table_id: str) -> table_pb2.GetTableResponse:
+def get_table(server: Served, table_id: str) -> table_pb2.GetTableResponse:
     return server.tables.GetTable(table_pb2.GetTableRequest(table_id=table_id))
 
 
-def get_round(server: ServerThread, round_id: str, viewer: str = "") -> table_pb2.GetRoundResponse:
+def get_round(server: Served, round_id: str, viewer: str = "") -> table_pb2.GetRoundResponse:
     return server.tables.GetRound(table_pb2.GetRoundRequest(round_id=round_id, viewer=viewer))
 
 
 def deal(
-    server: ServerThread, table_id: str, client_seed: str = "", request_id: str = ""
+    server: Served, table_id: str, client_seed: str = "", request_id: str = ""
 ) -> table_pb2.DealResponse:
     return server.tables.Deal(
         table_pb2.DealRequest(table_id=table_id, client_seed=client_seed, request_id=request_id)
     )
 
 
-def reveal(server: ServerThread, round_id: str) -> table_pb2.RevealResponse:
+def reveal(server: Served, round_id: str) -> table_pb2.RevealResponse:
     return server.tables.Reveal(table_pb2.RevealRequest(round_id=round_id))
 
 
@@ -150,7 +161,7 @@ def foul_piles(cards: Sequence[str], seed: int = 13) -> Piles:
 
 
 def arrange(
-    server: ServerThread,
+    server: Served,
     round_id: str,
     player_id: str,
     piles: Piles = ([], [], []),
@@ -170,7 +181,7 @@ def arrange(
 
 
 def arrange_well(
-    server: ServerThread, dealt: Any, players: Sequence[str] | None = None
+    server: Served, dealt: Any, players: Sequence[str] | None = None
 ) -> dict[str, Piles]:
     """Every (or the given) player submits a non-foul arrangement; returns them."""
     hands = hands_of(dealt)
@@ -188,7 +199,7 @@ def client_seed_for(
     table_id: str,
     request_id: str,
     players: int,
-    wanted: Callable[[tuple[tuple[Any, ...], ...]], bool],
+    wanted: Callable[[tuple[tuple[Card, ...], ...]], bool],
     tries: int = 50_000,
 ) -> str:
     """A client seed whose deal (with this request id) gives hands that ``wanted`` accepts.
@@ -222,6 +233,7 @@ class Refusal:
 
     @classmethod
     def of(cls, error: grpc.RpcError) -> Refusal:
+        # A synchronous call's error is its grpc.Call; an aio call's has the same methods.
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
         assert status is not None, f"{error.code()} without rich details: {error.details()}"
         assert status.code == error.code().value[0]
@@ -328,7 +340,7 @@ def nothing_stored(
 
 
 def watch(
-    server: ServerThread,
+    server: Served,
     table_id: str,
     *,
     after: int = 0,
@@ -375,7 +387,7 @@ def read_until(stream: Any, last: Callable[[Any], bool]) -> list[Any]:
 
 
 def events(
-    server: ServerThread,
+    server: Served,
     table_id: str,
     last: Callable[[Any], bool],
     *,
@@ -394,7 +406,7 @@ def of_type(kind: str, player_id: str = "") -> Callable[[Any], bool]:
     return lambda m: m.type == kind and (not player_id or m.player_id == player_id)
 
 
-def assert_no_table_event_since(server: ServerThread, table_id: str, position: int) -> None:
+def assert_no_table_event_since(server: Served, table_id: str, position: int) -> None:
     """WatchTable shows no event after ``position`` but the sentinel this helper causes: a
     fresh player sits down (the table must have a free seat) and stands up again."""
     sentinel = f"sentinel-{uuid.uuid4().hex[:12]}"
@@ -423,7 +435,7 @@ def wait_until(check: Callable[[], _T | None], what: str, timeout: float = WAIT)
         time.sleep(0.02)
 
 
-def wait_for_phase(server: ServerThread, round_id: str, phase: int) -> table_pb2.GetRoundResponse:
+def wait_for_phase(server: Served, round_id: str, phase: int) -> table_pb2.GetRoundResponse:
     def reached() -> table_pb2.GetRoundResponse | None:
         found = get_round(server, round_id)
         return found if found.phase == phase else None
@@ -442,7 +454,7 @@ def expected_coins(result: Any, players: Sequence[Any]) -> dict[str, int]:
     return {p.player_id: c for p, c in zip(active, coins, strict=True)}
 
 
-def showdowns(server: Any, table: str, rounds: int) -> list[str]:
+def showdowns(server: Served, table: str, rounds: int) -> list[str]:
     """``rounds`` rounds at a seated ``table``, each dealt, arranged well and revealed; their
     round ids in order."""
     played = []

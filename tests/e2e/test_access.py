@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2, status_pb2
 
 from domain.ids import round_uuid
 from domain.tlog.checkpoint import Checkpoint, cosign
@@ -284,11 +284,13 @@ def proto_methods() -> set[str]:
     return found
 
 
-def test_every_rpc_has_a_row():
+def test_every_rpc_has_a_row() -> None:
     assert set(ALLOWED) == proto_methods()
 
 
-def test_every_rpc_by_every_role_is_allowed_or_refused_and_refusals_store_nothing(world):
+def test_every_rpc_by_every_role_is_allowed_or_refused_and_refusals_store_nothing(
+    world: World,
+) -> None:
     """Allowed: OK, or the rule's refusal where ``EXPECTED`` says (a second deal while a round
     is in progress). Refused:
     PERMISSION_DENIED with ErrorInfo naming the role, and the log's head unchanged."""
@@ -318,7 +320,7 @@ def test_every_rpc_by_every_role_is_allowed_or_refused_and_refusals_store_nothin
     assert not wrong, "\n".join(wrong)
 
 
-def test_a_certificate_naming_no_one_is_unauthenticated_with_the_role_named(world):
+def test_a_certificate_naming_no_one_is_unauthenticated_with_the_role_named(world: World) -> None:
     nobody = world.as_["nobody"]
     before = world.server.app.max_position()
     code, error = code_of(
@@ -334,7 +336,7 @@ def test_a_certificate_naming_no_one_is_unauthenticated_with_the_role_named(worl
     assert world.server.app.max_position() == before
 
 
-def test_readers_and_auditors_see_a_round_only_once_it_is_over(world):
+def test_readers_and_auditors_see_a_round_only_once_it_is_over(world: World) -> None:
     ids = setup(world)
     for role in ("reader", "auditor"):
         client = world.as_[role]
@@ -347,7 +349,9 @@ def test_readers_and_auditors_see_a_round_only_once_it_is_over(world):
         assert done.round_id == ids["done"]
 
 
-def test_r10_4_another_dealer_can_neither_run_nor_look_into_a_table_it_did_not_open(world):
+def test_r10_4_another_dealer_can_neither_run_nor_look_into_a_table_it_did_not_open(
+    world: World,
+) -> None:
     ids = setup(world)
     other, admin = world.as_["dealer2"], world.as_["admin"]
     live = ids["live"]
@@ -389,7 +393,9 @@ def test_r10_4_another_dealer_can_neither_run_nor_look_into_a_table_it_did_not_o
         assert [h.player_id for h in mine.hands] == ["C"]
 
 
-def test_a_replayed_deal_request_by_another_dealer_does_not_hand_out_the_hands(world):
+def test_a_replayed_deal_request_by_another_dealer_does_not_hand_out_the_hands(
+    world: World,
+) -> None:
     setup(world)
     dealer, other = world.as_["dealer"], world.as_["dealer2"]
     dealer.tables.OpenTable(table_pb2.OpenTableRequest(table_id="t-replay"))
@@ -402,7 +408,7 @@ def test_a_replayed_deal_request_by_another_dealer_does_not_hand_out_the_hands(w
     assert code == grpc.StatusCode.PERMISSION_DENIED
 
 
-def test_the_caller_is_recorded_with_every_event_and_shown_by_the_export(world):
+def test_the_caller_is_recorded_with_every_event_and_shown_by_the_export(world: World) -> None:
     ids = setup(world)
     app = world.server.app
     callers = {
@@ -420,7 +426,7 @@ def test_the_caller_is_recorded_with_every_event_and_shown_by_the_export(world):
     assert document["table_opened"]["state"]["caller"] == SPIFFE + "dealer"
 
 
-def test_the_sweeper_records_itself_when_it_reveals_at_the_deadline(world):
+def test_the_sweeper_records_itself_when_it_reveals_at_the_deadline(world: World) -> None:
     ids = setup(world)
     world.server.clock.advance(24 * 3600)  # far past any deadline (R10.3)
     wait_until(
@@ -436,7 +442,7 @@ def test_the_sweeper_records_itself_when_it_reveals_at_the_deadline(world):
     assert json.loads(events[-1].state)["caller"] == "thirteen:sweeper"
 
 
-def test_opening_a_table_again_with_its_request_id_answers_only_its_dealer(world):
+def test_opening_a_table_again_with_its_request_id_answers_only_its_dealer(world: World) -> None:
     setup(world)
     dealer, other = world.as_["dealer"], world.as_["dealer2"]
     request = table_pb2.OpenTableRequest(table_id="t-mine", request_id="open-1")
@@ -446,7 +452,7 @@ def test_opening_a_table_again_with_its_request_id_answers_only_its_dealer(world
     assert code == grpc.StatusCode.ALREADY_EXISTS
 
 
-def test_an_auditor_audits_a_round_once_it_is_over(world):
+def test_an_auditor_audits_a_round_once_it_is_over(world: World) -> None:
     """Before the end the findings would tell who arranged a foul (R4.2) or declared a special."""
     ids = setup(world)
     auditor = world.as_["auditor"]
@@ -458,7 +464,7 @@ def test_an_auditor_audits_a_round_once_it_is_over(world):
     assert auditor.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=ids["done"])).ok
 
 
-def test_replay_of_a_wallet_shows_who_credited_and_debited(world, tmp_path):
+def test_replay_of_a_wallet_shows_who_credited_and_debited(world: World, tmp_path: Path) -> None:
     setup(world)
     world.as_["cashier"].wallets.Debit(
         wallet_pb2.DebitRequest(player_id="rich", amount=7, transfer_id="out-1")

@@ -12,12 +12,13 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 import grpc
 import pytest
 
-from service._generated.thirteen.v1 import results_pb2
+from service._generated.thirteen.v1 import results_pb2, table_pb2
 from service.security.policy import Policy
 from service.web.markup import link
 from tests.e2e.helpers import (
@@ -55,7 +56,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerThr
     server.stop()
 
 
-def recall_of(server: ServerThread, player: str) -> list[object]:
+def recall_of(server: ServerThread, player: str) -> list[results_pb2.PlayerRound]:
     reply = server.results.ListPlayerRounds(results_pb2.ListPlayerRoundsRequest(player_id=player))
     return list(reply.rounds)
 
@@ -82,7 +83,9 @@ def hrefs(answer: bytes) -> list[str]:
     "path",
     [b"/\\evil.example/x", b"/players/\\\\evil.example", b"/\\/evil.example", b"/%5C%5Cevil"],
 )
-def test_no_path_a_client_sends_makes_a_link_that_leaves_the_console(served, path):
+def test_no_path_a_client_sends_makes_a_link_that_leaves_the_console(
+    served: tuple[ServerThread, Console], path: bytes
+) -> None:
     """The language switch links to the page itself. A browser reads a backslash in a link as
     a slash (WHATWG URL), so ``/\\evil.example`` would be ``//evil.example``: another site."""
     _, console = served
@@ -121,8 +124,8 @@ def _head(answer: bytes) -> tuple[str, dict[str, str]]:
     ],
 )
 def test_aiohttp_s_own_400s_carry_the_security_headers_and_name_no_version(
-    served, request_, reason
-):
+    served: tuple[ServerThread, Console], request_: bytes, reason: bytes
+) -> None:
     """A request aiohttp cannot parse never reaches the console's routes, middleware or
     signals: it answers 400 itself. Those answers carry the console's headers too, and a
     ``Server`` that names neither Python's nor aiohttp's version; and the console's stderr
@@ -148,7 +151,9 @@ def test_aiohttp_s_own_400s_carry_the_security_headers_and_name_no_version(
     assert all(line.startswith("{") for line in console.errors), console.log  # JSON lines only
 
 
-def test_hostile_paths_and_headers_reach_the_access_log_clipped_and_escaped(served):
+def test_hostile_paths_and_headers_reach_the_access_log_clipped_and_escaped(
+    served: tuple[ServerThread, Console],
+) -> None:
     _, console = served
     answer = raw(
         console,
@@ -172,7 +177,9 @@ def test_hostile_paths_and_headers_reach_the_access_log_clipped_and_escaped(serv
 # --- requests left unfinished -------------------------------------------------------------
 
 
-def test_a_request_left_unfinished_is_closed_and_the_console_keeps_serving(served):
+def test_a_request_left_unfinished_is_closed_and_the_console_keeps_serving(
+    served: tuple[ServerThread, Console],
+) -> None:
     """Slowloris: connections that never finish their request are closed by the console
     (aiohttp's default would hold them an hour, long enough to use up its file descriptors and
     lock staff out), and it answers others meanwhile."""
@@ -224,7 +231,7 @@ class Serve:
         self.process.wait(timeout=30)
 
 
-def test_the_first_page_after_the_service_is_back_answers(tmp_path):
+def test_the_first_page_after_the_service_is_back_answers(tmp_path: Path) -> None:
     """While the service is down every page is 503; the first page asked once it is back
     answers, rather than 503 until gRPC's reconnect backoff (grown to minutes by then) lets the
     console's channel try again."""
@@ -251,8 +258,15 @@ SPIFFE = "spiffe://thirteen.dev/"
 ROLES = ("admin", "auditor", "reader")
 
 
+class TlsWorld(TypedDict):
+    server: ServerThread
+    consoles: dict[str, Console]  # by role: auditor, reader
+    over: table_pb2.DealResponse  # a round revealed
+    playing: table_pb2.DealResponse  # a round in progress
+
+
 @pytest.fixture(scope="module")
-def tls_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+def tls_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsWorld]:
     directory = tmp_path_factory.mktemp("attack-console-tls")
     ca = Authority(directory / "certs")
     issued = {role: ca.issue(role, uri=SPIFFE + role, cn=role) for role in ROLES}
@@ -302,7 +316,9 @@ def _cards_of(dealt: object) -> list[str]:
 
 
 @pytest.mark.parametrize("role", ["auditor", "reader"])
-def test_r10_4_no_console_shows_a_hand_of_a_round_in_progress(tls_world, role):
+def test_r10_4_no_console_shows_a_hand_of_a_round_in_progress(
+    tls_world: TlsWorld, role: str
+) -> None:
     """The round page is 403 (auditor: a round in progress is refused alike with one that does
     not exist, AIP-211; reader: no round page at all); neither the round page, its export, nor
     any player's recall shows a card of it, not even the escapee's (R11: out of the round,
@@ -336,7 +352,7 @@ def test_r10_4_no_console_shows_a_hand_of_a_round_in_progress(tls_world, role):
 WIDEST = "\U0001f600" * 127 + "/"  # 128 characters, a slash among them
 
 
-def test_a_128_character_id_outside_the_bmp_pages_through_the_console(tmp_path):
+def test_a_128_character_id_outside_the_bmp_pages_through_the_console(tmp_path: Path) -> None:
     """The longest id whose every character is percent-encoded to 12 bytes and escaped to 12
     in a page token: the next-page links stay under the console's and aiohttp's limits."""
     server = ServerThread(tmp_path / "data", SQLITE, ManualClock())
@@ -379,7 +395,9 @@ def test_a_128_character_id_outside_the_bmp_pages_through_the_console(tmp_path):
         ("?id=..%2F..%2Fetc%2Fpasswd&part=export.json", 404),
     ],
 )
-def test_a_hostile_id_never_reaches_the_download_s_headers(served, query, status):
+def test_a_hostile_id_never_reaches_the_download_s_headers(
+    served: tuple[ServerThread, Console], query: str, status: int
+) -> None:
     _, console = served
     page = console.get("/rounds/" + query)
     assert page.status == status, page.text
@@ -388,7 +406,7 @@ def test_a_hostile_id_never_reaches_the_download_s_headers(served, query, status
     assert page.headers["Content-Type"].startswith("text/html")
 
 
-def test_the_download_is_named_after_the_round_alone(served):
+def test_the_download_is_named_after_the_round_alone(served: tuple[ServerThread, Console]) -> None:
     server, console = served
     (round_id,) = [r.round_id for r in recall_of(server, "ann")]
     for path in (

@@ -138,7 +138,7 @@ def assert_rebuilt_alike_and_audited(
     return report
 
 
-def test_replicas_killed_and_raced_feed_every_reader_exactly_the_log(tmp_path: Path):
+def test_replicas_killed_and_raced_feed_every_reader_exactly_the_log(tmp_path: Path) -> None:
     log_pub = keys(tmp_path / "log", "--name", "thirteen.test/attack-log-feed")
     log_key = tmp_path / "log" / "log.key"
     data = tmp_path / "data"
@@ -256,7 +256,7 @@ def test_replicas_killed_and_raced_feed_every_reader_exactly_the_log(tmp_path: P
 
 def test_a_sqlite_server_killed_in_the_middle_of_load_feeds_every_reader_exactly_the_log(
     tmp_path: Path,
-):
+) -> None:
     """The same on SQLite, where the one serving process takes what it committed from memory up
     to its newest commit without asking the log: a server killed with SIGKILL while credits and
     rounds are under way, then started again, leaves streams that resume with every event of

@@ -10,7 +10,7 @@ import contextlib
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -95,7 +95,7 @@ def views_held(store: dict[str, str], data: Path) -> Iterator[None]:
         return
     import psycopg
 
-    conn = psycopg.connect(
+    pg = psycopg.connect(
         host=store["POSTGRES_HOST"],
         port=store["POSTGRES_PORT"],
         user=store["POSTGRES_USER"],
@@ -103,19 +103,19 @@ def views_held(store: dict[str, str], data: Path) -> Iterator[None]:
     )
     try:
         schema = store["POSTGRES_SCHEMA"]
-        conn.execute(f'LOCK TABLE "{schema}".thirteen_view_tracking IN EXCLUSIVE MODE')
+        pg.execute(f'LOCK TABLE "{schema}".thirteen_view_tracking IN EXCLUSIVE MODE')
         yield
     finally:
-        conn.rollback()
-        conn.close()
+        pg.rollback()
+        pg.close()
 
 
 # --- read-your-writes: a round over before the call is in the answer ------------------------
 
 
 def test_r10_4_a_round_revealed_before_the_call_is_recalled_while_the_views_lag(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     """A Reveal answered, then recall asked while the projector has not written the round yet
     (held here): the answer waits for the views rather than leave the last game out. On
     PostgreSQL the recall is asked of a second server that does not keep the views."""
@@ -133,8 +133,8 @@ def test_r10_4_a_round_revealed_before_the_call_is_recalled_while_the_views_lag(
 
 
 def test_recall_of_views_that_cannot_catch_up_is_unavailable_not_a_stale_list(
-    server, store, tmp_path
-):
+    server: ServerThread, store: dict[str, str], tmp_path: Path
+) -> None:
     """Past the bound, the answer says the views are behind and to retry; it never lists the
     player's rounds without the last one."""
     play(server, "t", 1, PLAYERS)
@@ -168,7 +168,7 @@ class Served(SimpleNamespace):
         )
 
 
-def test_recall_right_after_kill_9_lists_every_round_whose_reveal_answered(tmp_path):
+def test_recall_right_after_kill_9_lists_every_round_whose_reveal_answered(tmp_path: Path) -> None:
     """``kill -9`` the moment the last Reveal answered (its round durable, perhaps not yet
     projected); the next server catches the views up before it answers the recall."""
     first = Served.start(tmp_path / "data", SQLITE)
@@ -210,7 +210,9 @@ def _played_in_process(data: Path, rounds: int) -> None:
     _as_schema_2(data, SQLITE)
 
 
-def test_kill_9_while_old_views_are_rebuilt_then_the_next_start_recalls_every_round(tmp_path):
+def test_kill_9_while_old_views_are_rebuilt_then_the_next_start_recalls_every_round(
+    tmp_path: Path,
+) -> None:
     """``kill -9`` in the middle of the rebuild of views of an earlier schema (several batches,
     each its own transaction): the next server resumes where the views stopped and answers the
     recall whole, or UNAVAILABLE while it catches up, never a part of it."""
@@ -261,7 +263,7 @@ def _views_lock(data: Path, store: dict[str, str]) -> AdvisoryLock:
         app.close()
 
 
-def test_a_replica_never_answers_recall_from_views_an_earlier_version_keeps(tmp_path):
+def test_a_replica_never_answers_recall_from_views_an_earlier_version_keeps(tmp_path: Path) -> None:
     """PostgreSQL, a rolling upgrade: a server of the version before recall still keeps the
     views (schema 2: no recall rows), and a server of this version answers. It says the views
     are not of its schema yet instead of an empty list; when it takes the views over it rebuilds
@@ -307,7 +309,9 @@ def test_a_replica_never_answers_recall_from_views_an_earlier_version_keeps(tmp_
 # --- paging while rounds end ------------------------------------------------------------------
 
 
-def test_aip_158_rounds_that_end_while_a_client_pages_are_neither_repeated_nor_skipped(server):
+def test_aip_158_rounds_that_end_while_a_client_pages_are_neither_repeated_nor_skipped(
+    server: ServerThread,
+) -> None:
     """Pages are keyed on the position of the event that ended each round, newest first: a
     round that ends while a client pages goes before the first page, so the pages after it
     continue exactly where the last one stopped, and a new first page shows it."""
@@ -323,7 +327,9 @@ def test_aip_158_rounds_that_end_while_a_client_pages_are_neither_repeated_nor_s
     assert ids(recall(server, "hero", 3)) == newer[::-1]
 
 
-def test_a_later_page_does_not_wait_for_rounds_newer_than_its_token(server, store, tmp_path):
+def test_a_later_page_does_not_wait_for_rounds_newer_than_its_token(
+    server: ServerThread, store: dict[str, str], tmp_path: Path
+) -> None:
     """The views lag (held here) behind a round revealed after the first page: the next pages
     hold only older rounds, all in the views already, so they answer at once."""
     older = play(server, "t", 3, PLAYERS)
@@ -335,7 +341,9 @@ def test_a_later_page_does_not_wait_for_rounds_newer_than_its_token(server, stor
     assert ids(first) + ids(rest) == older[::-1]
 
 
-def test_concurrent_reveals_at_several_tables_each_list_every_player_once(server):
+def test_concurrent_reveals_at_several_tables_each_list_every_player_once(
+    server: ServerThread,
+) -> None:
     """Rounds revealed at the same moment at several tables (one player per table, R10.6) are
     each in their players' recall once, newest first by when each ended."""
     tables = {f"t{k}": [f"p{k}a", f"p{k}b"] for k in range(4)}
@@ -355,14 +363,14 @@ def test_concurrent_reveals_at_several_tables_each_list_every_player_once(server
 
 
 @pytest.mark.parametrize("size", [2**31 - 1, 1001])
-def test_a_page_size_above_the_maximum_is_the_maximum(server, size):
+def test_a_page_size_above_the_maximum_is_the_maximum(server: ServerThread, size: int) -> None:
     played = play(server, "t", 3, PLAYERS)
     page = recall(server, "hero", size)
     assert (ids(page), page.next_page_token) == (played[::-1], "")
 
 
 @pytest.mark.parametrize("size", [-1, -(2**31)])
-def test_a_negative_page_size_is_invalid(server, size):
+def test_a_negative_page_size_is_invalid(server: ServerThread, size: int) -> None:
     credit(server, "hero", 100)
     assert_refused(
         server.results.ListPlayerRounds,
@@ -388,7 +396,7 @@ def every_page(call: Any, request: Any, items: str) -> list[Any]:
         request.page_token = page.next_page_token
 
 
-def test_ids_of_128_characters_outside_the_bmp_page_with_their_tokens(server):
+def test_ids_of_128_characters_outside_the_bmp_page_with_their_tokens(server: ServerThread) -> None:
     """The widest ids every listing's tokens hold (player and table ids): recall, the ledger,
     the table's results and its rounds."""
     for k, player in enumerate([WIDEST, HAN]):
@@ -398,14 +406,14 @@ def test_ids_of_128_characters_outside_the_bmp_page_with_their_tokens(server):
         sit(server, WIDEST, player)
     played = play(server, WIDEST, 3)
     for player in (WIDEST, HAN):
-        request = results_pb2.ListPlayerRoundsRequest(player_id=player, page_size=1)
-        rounds = every_page(server.results.ListPlayerRounds, request, "rounds")
+        recall = results_pb2.ListPlayerRoundsRequest(player_id=player, page_size=1)
+        rounds = every_page(server.results.ListPlayerRounds, recall, "rounds")
         assert [r.round_id for r in rounds] == played[::-1]
-        request = results_pb2.ListLedgerEntriesRequest(player_id=player, page_size=1)
-        entries = every_page(server.results.ListLedgerEntries, request, "entries")
+        ledger = results_pb2.ListLedgerEntriesRequest(player_id=player, page_size=1)
+        entries = every_page(server.results.ListLedgerEntries, ledger, "entries")
         assert [e.round_id for e in entries] == ["", *played]  # the credit, then each round
-    request = results_pb2.ListRoundResultsRequest(table_id=WIDEST, page_size=1)
-    results = every_page(server.results.ListRoundResults, request, "rounds")
+    table_results = results_pb2.ListRoundResultsRequest(table_id=WIDEST, page_size=1)
+    results = every_page(server.results.ListRoundResults, table_results, "rounds")
     assert [r.round_id for r in results] == played
     listed = every_page(
         server.tables.ListRounds,

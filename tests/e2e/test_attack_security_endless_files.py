@@ -15,6 +15,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-CASES = {
+CASES: dict[str, Callable[[dict[str, str]], list[str]]] = {
     "seed key": lambda f: ["--seed-key", ENDLESS],
     "certificate": lambda f: ["--tls-cert", ENDLESS, "--tls-key", f["key"]],
     "private key": lambda f: ["--tls-cert", f["cert"], "--tls-key", ENDLESS],

@@ -7,7 +7,7 @@ A real server over mutual TLS with a policy; the clients show certificates of a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -77,7 +77,7 @@ def tables(tmp_path: Path) -> Iterator[Tables]:
         built.close()
 
 
-def _code(call) -> grpc.StatusCode:  # type: ignore[no-untyped-def]
+def _code(call: Callable[[], object]) -> grpc.StatusCode:
     try:
         call()
     except grpc.RpcError as error:

@@ -46,7 +46,8 @@ def test_a_failed_undo_read_never_builds_on_the_refused_changes(tmp_path: Path) 
                 raise OSError("simulated read failure")
             return real_get(aggregate_id, *args, **kwargs)
 
-        app.events.get = flaky_get  # type: ignore[method-assign]
+        # A stand-in for the method, with a looser signature: the patch the test is about.
+        app.events.get = flaky_get  # type: ignore[method-assign, assignment]
         app.writer.submit(lambda: armed.update(on=True))
         sit = app.submit(app.sit_down, "full", "x")  # refused (full) after wallet x sat down
         same = app.submit(app.credit, "x", 1, "x-after")  # loads wallet x from the batch
@@ -60,7 +61,7 @@ def test_a_failed_undo_read_never_builds_on_the_refused_changes(tmp_path: Path) 
         for future, player in ((same, "x"), (other, "y")):
             outcome = future.exception(timeout=30) or future.result(timeout=30)
             assert outcome == Balance(player, 1001) or isinstance(outcome, OSError), repr(outcome)
-        app.events.get = real_get  # type: ignore[method-assign]
+        app.events.get = real_get  # type: ignore[method-assign]  # the method back again
         assert app.wallet("x").table_id is None
     finally:
         app.close()

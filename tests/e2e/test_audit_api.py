@@ -12,13 +12,14 @@ from pathlib import Path
 import grpc
 
 from service._generated.thirteen.v1 import audit_pb2
+from tests.support.server import ServerThread
 
 from .helpers import arrange_well, assert_refused, deal, reveal, seated_table
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
 
 
-def _revealed_round(server, table_id: str = "aud") -> tuple[str, str]:
+def _revealed_round(server: ServerThread, table_id: str = "aud") -> tuple[str, str]:
     seated_table(server, table_id, {f"{table_id}-a": 500, f"{table_id}-b": 500})
     dealt = deal(server, table_id, client_seed="audit")
     arrange_well(server, dealt)
@@ -27,7 +28,9 @@ def _revealed_round(server, table_id: str = "aud") -> tuple[str, str]:
     return dealt.round_id, revealed.receipt
 
 
-def test_an_exported_round_audits_clean_offline_with_its_receipt(server, tmp_path):
+def test_an_exported_round_audits_clean_offline_with_its_receipt(
+    server: ServerThread, tmp_path: Path
+) -> None:
     round_id, receipt = _revealed_round(server)
     document = server.audit.ExportRound(audit_pb2.ExportRoundRequest(round_id=round_id)).document
     data = json.loads(document)
@@ -47,7 +50,7 @@ def test_an_exported_round_audits_clean_offline_with_its_receipt(server, tmp_pat
     assert "R12.6" in done.stdout and "FAIL" not in done.stdout
 
 
-def test_audit_round_checks_every_rule_and_the_receipt(server):
+def test_audit_round_checks_every_rule_and_the_receipt(server: ServerThread) -> None:
     round_id, receipt = _revealed_round(server)
     report = server.audit.AuditRound(
         audit_pb2.AuditRoundRequest(round_id=round_id, receipt=receipt)
@@ -62,7 +65,7 @@ def test_audit_round_checks_every_rule_and_the_receipt(server):
     assert [f.rule for f in wrong.findings if not f.ok] == ["CHAIN"]
 
 
-def test_r12_1_a_round_in_progress_cannot_be_exported(server):
+def test_r12_1_a_round_in_progress_cannot_be_exported(server: ServerThread) -> None:
     seated_table(server, "live", {"live-a": 500, "live-b": 500})
     dealt = deal(server, "live")
     assert_refused(
@@ -80,7 +83,7 @@ def test_r12_1_a_round_in_progress_cannot_be_exported(server):
         assert not any(card in text.split() for card in hand.cards)
 
 
-def test_audit_of_unknown_or_empty_round_ids(server):
+def test_audit_of_unknown_or_empty_round_ids(server: ServerThread) -> None:
     assert_refused(
         server.audit.AuditRound,
         audit_pb2.AuditRoundRequest(round_id="nope"),
@@ -96,7 +99,9 @@ def test_audit_of_unknown_or_empty_round_ids(server):
     )
 
 
-def test_an_export_relabelled_as_another_round_or_table_fails_the_audit(server, tmp_path):
+def test_an_export_relabelled_as_another_round_or_table_fails_the_audit(
+    server: ServerThread, tmp_path: Path
+) -> None:
     """Found by the issue 12 attack: the document's ``round_id`` and ``table_id`` were bound to
     nothing, so a clean export of one round, relabelled, audited as another."""
     round_id, _ = _revealed_round(server)

@@ -3,8 +3,9 @@ must lose nothing, double nothing and let exactly one of two conflicting command
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,6 +15,7 @@ from domain.ids import deal_round_id
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.e2e.helpers import (
     PHASE,
+    Piles,
     Refusal,
     balance,
     credit,
@@ -29,9 +31,11 @@ from tests.e2e.helpers import (
     seated_table,
     wait_for_phase,
 )
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
 
 
-def _together(calls: list[Callable[[], Any]]) -> list[Any]:
+def _together(calls: Sequence[Callable[[], Any]]) -> list[Any]:
     """Run the calls on their own threads, released at once; each gives its reply or the
     grpc.RpcError it raised."""
     barrier = threading.Barrier(len(calls))
@@ -51,7 +55,9 @@ def _failures(results: list[Any]) -> list[Refusal]:
     return [Refusal.of(r) for r in results if isinstance(r, grpc.RpcError)]
 
 
-def test_concurrent_arrangements_from_every_player_are_all_accepted_and_none_is_lost(server, clock):
+def test_concurrent_arrangements_from_every_player_are_all_accepted_and_none_is_lost(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R4.3: each player submits eight arrangements at once (foul drafts and good ones),
     thirty-two calls on one round; every call succeeds, each is stored exactly once, and what
     counts at the showdown is one of the player's own submissions, foul exactly when that one
@@ -68,14 +74,15 @@ def test_concurrent_arrangements_from_every_player_are_all_accepted_and_none_is_
             foul_piles(hands[p], seed=k) if k % 2 == 0 else _rotated(good, k) for k in range(8)
         ]
     calls = [
-        lambda p=p, piles=piles: server.tables.Arrange(
+        functools.partial(
+            server.tables.Arrange,
             table_pb2.ArrangeRequest(
                 round_id=dealt.round_id,
                 player_id=p,
                 front=piles[0],
                 middle=piles[1],
                 back=piles[2],
-            )
+            ),
         )
         for p in players
         for piles in tries[p]
@@ -87,9 +94,9 @@ def test_concurrent_arrangements_from_every_player_are_all_accepted_and_none_is_
         f"{sorted({(r.code.name, r.message) for r in refused})}"
     )
     sent = [(p, piles) for p in players for piles in tries[p]]
-    for reply, (player, piles) in zip(results, sent, strict=True):
+    for reply, (player_id, piles) in zip(results, sent, strict=True):
         assert (reply.player_id, (list(reply.front), list(reply.middle), list(reply.back))) == (
-            player,
+            player_id,
             piles,
         )
 
@@ -107,18 +114,21 @@ def test_concurrent_arrangements_from_every_player_are_all_accepted_and_none_is_
         assert len(arranged) == len(tries[p]), f"{p}: {len(arranged)} arrangements stored"
 
 
-def _rotated(piles, k):
+def _rotated(piles: Piles, k: int) -> tuple[list[str], ...]:
     return tuple(pile[k % len(pile) :] + pile[: k % len(pile)] for pile in piles)
 
 
-def test_a_deal_raced_from_many_threads_deals_exactly_one_round(server):
+def test_a_deal_raced_from_many_threads_deals_exactly_one_round(server: ServerThread) -> None:
     """R10.1: one round at a time — of eight concurrent deals with different request ids one
     succeeds; the others are refused (FAILED_PRECONDITION) or lose the race (ABORTED), and
     nothing of theirs is stored."""
     players = ["A", "B", "C", "D"]
     seated_table(server, "t", dict.fromkeys(players, 1000))
     results = _together(
-        [lambda k=k: deal(server, "t", client_seed=f"s{k}", request_id=f"r{k}") for k in range(8)]
+        [
+            functools.partial(deal, server, "t", client_seed=f"s{k}", request_id=f"r{k}")
+            for k in range(8)
+        ]
     )
     won = [r for r in results if not isinstance(r, grpc.RpcError)]
     assert len(won) == 1
@@ -143,7 +153,9 @@ def test_a_deal_raced_from_many_threads_deals_exactly_one_round(server):
                 raise AssertionError(f"a losing deal stored round {other}")
 
 
-def test_r10_6_a_player_sitting_at_two_tables_at_once_gets_exactly_one_seat(server):
+def test_r10_6_a_player_sitting_at_two_tables_at_once_gets_exactly_one_seat(
+    server: ServerThread,
+) -> None:
     """R10.6: one table at a time, also when the two sit-downs race: of each player's two
     concurrent calls exactly one wins and the other is refused; six players race at once."""
     players = [f"P{k}" for k in range(6)]
@@ -151,7 +163,7 @@ def test_r10_6_a_player_sitting_at_two_tables_at_once_gets_exactly_one_seat(serv
         credit(server, p, 1000, f"start-{p}")
     for table_id in ("left", "right"):
         open_table(server, table_id)
-    calls = [lambda p=p, t=t: _sit(server, t, p) for p in players for t in ("left", "right")]
+    calls = [functools.partial(_sit, server, t, p) for p in players for t in ("left", "right")]
     results = _together(calls)
     seats = {t: [s.player_id for s in get_table(server, t).seats] for t in ("left", "right")}
     for k, p in enumerate(players):
@@ -169,11 +181,13 @@ def test_r10_6_a_player_sitting_at_two_tables_at_once_gets_exactly_one_seat(serv
     assert sorted(seats["left"] + seats["right"]) == players
 
 
-def _sit(server, table_id: str, player_id: str) -> Any:
+def _sit(server: ServerThread, table_id: str, player_id: str) -> Any:
     return server.tables.SitDown(table_pb2.SitDownRequest(table_id=table_id, player_id=player_id))
 
 
-def test_concurrent_credits_to_one_wallet_are_neither_lost_nor_doubled(server):
+def test_concurrent_credits_to_one_wallet_are_neither_lost_nor_doubled(
+    server: ServerThread,
+) -> None:
     """R7.2: forty credits at once — the balance is their sum; each answer is the balance right
     after that credit, so the answers order the credits one after another; a retry moves
     nothing."""
@@ -189,13 +203,13 @@ def test_concurrent_credits_to_one_wallet_are_neither_lost_nor_doubled(server):
                     raise
         raise AssertionError(f"credit {amount} aborted five times")
 
-    answers = _together([lambda a=a: send(a) for a in amounts])
+    answers = _together([functools.partial(send, a) for a in amounts])
     assert balance(server, "W") == sum(amounts)
     order = sorted(zip(answers, amounts, strict=True))
     running = 0
     for answer, amount in order:
         running += amount
         assert answer == running, f"credit {amount} answered {answer}, expected {running}"
-    again = _together([lambda a=a: send(a) for a in amounts])
+    again = _together([functools.partial(send, a) for a in amounts])
     assert again == answers
     assert balance(server, "W") == sum(amounts)

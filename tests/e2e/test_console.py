@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from html import escape
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from domain.fairness.shuffle import effective_client_seed
 from domain.rules.cards import parse_cards
 from domain.rules.specials import Special
-from service._generated.thirteen.v1 import results_pb2
+from service._generated.thirteen.v1 import results_pb2, table_pb2
 from service.web.markup import link
 from tests.e2e.helpers import balance, credit, deal, seated_table, wait_until
 from tests.support.clock import ManualClock
@@ -85,19 +86,19 @@ def ok(console: Console, path: str, **headers: str) -> Page:
     return page
 
 
-def seeded(shown) -> list[tuple[str, str]]:
+def seeded(shown: table_pb2.GetRoundResponse) -> list[tuple[str, str]]:
     """The round's seats with each player's seed (R12.8), as the API lists them."""
     return [(p.player_id, p.player_seed) for p in sorted(shown.players, key=lambda p: p.seat)]
 
 
-def symbols(cards) -> list[str]:
+def symbols(cards: Iterable[str]) -> list[str]:
     return [c.symbol() for c in parse_cards(list(cards))]
 
 
 # --- the search -------------------------------------------------------------------------------
 
 
-def test_the_search_page_has_a_form_for_a_round_a_player_and_a_table(world):
+def test_the_search_page_has_a_form_for_a_round_a_player_and_a_table(world: World) -> None:
     page = ok(world.console, "/")
     for name in ("round", "player", "table"):
         assert f'name="{name}"' in page.text
@@ -106,7 +107,7 @@ def test_the_search_page_has_a_form_for_a_round_a_player_and_a_table(world):
 
 
 @pytest.mark.parametrize("kind", ["round", "player", "table"])
-def test_the_search_redirects_to_the_page_of_the_id_given(world, kind):
+def test_the_search_redirects_to_the_page_of_the_id_given(world: World, kind: str) -> None:
     played = world.played
     given = {"round": played.showdown, "player": played.foul_player, "table": played.table}[kind]
     page = world.console.get(link("/search", **{kind: given}))
@@ -120,7 +121,9 @@ def test_the_search_redirects_to_the_page_of_the_id_given(world, kind):
 @pytest.mark.parametrize(
     "query", ["", "?round=&player=", "?round=a&player=b", "?player=%20%20", "?other=x"]
 )
-def test_a_search_with_no_id_or_several_is_400_with_the_form_again(world, query):
+def test_a_search_with_no_id_or_several_is_400_with_the_form_again(
+    world: World, query: str
+) -> None:
     page = world.console.get("/search" + query)
     assert page.status == 400
     assert "Give one id" in page.text and 'action="/search"' in page.text
@@ -129,7 +132,7 @@ def test_a_search_with_no_id_or_several_is_400_with_the_form_again(world, query)
 # --- a player's recall list -------------------------------------------------------------------
 
 
-def test_a_player_s_recall_list_is_newest_first_with_cards_coins_and_balances(world):
+def test_a_player_s_recall_list_is_newest_first_with_cards_coins_and_balances(world: World) -> None:
     played, player = world.played, world.played.foul_player
     page = ok(world.console, link("/players", player))
     recall = section(page, "recall")
@@ -152,7 +155,7 @@ def test_a_player_s_recall_list_is_newest_first_with_cards_coins_and_balances(wo
     assert 'class="badge foul"' in foul_row
 
 
-def test_the_recall_list_pages_through_next_page_tokens_ten_at_a_time(world):
+def test_the_recall_list_pages_through_next_page_tokens_ten_at_a_time(world: World) -> None:
     seen: list[str] = []
     path = link("/players", "pat")
     pages = 0
@@ -172,7 +175,7 @@ def test_the_recall_list_pages_through_next_page_tokens_ten_at_a_time(world):
 
 
 @pytest.mark.parametrize("token", ["not-a-token", "from-another-listing"])
-def test_a_page_token_the_service_does_not_know_is_400(world, token):
+def test_a_page_token_the_service_does_not_know_is_400(world: World, token: str) -> None:
     if token == "from-another-listing":  # a token the service made, for the long table's list
         table = ok(world.console, link("/tables", LONG_TABLE))
         found = re.search(r'<a href="[^"]*\?page=([^"&]+)" class="next">', table.text)
@@ -185,13 +188,15 @@ def test_a_page_token_the_service_does_not_know_is_400(world, token):
 
 
 @pytest.mark.parametrize("token", ["x" * 4097, "tab\there"])
-def test_a_page_token_no_service_could_have_made_is_400_without_asking_it(world, token):
+def test_a_page_token_no_service_could_have_made_is_400_without_asking_it(
+    world: World, token: str
+) -> None:
     page = world.console.get(link("/players", "pat", page=token))
     assert page.status == 400
     assert "page must be a page token of at most 4096 characters" in page.text
 
 
-def test_the_player_page_shows_the_balance_now(world):
+def test_the_player_page_shows_the_balance_now(world: World) -> None:
     page = ok(world.console, link("/players", "bo"))
     assert f"<b>{balance(world.server, 'bo')}</b>" in page.text
 
@@ -199,7 +204,7 @@ def test_the_player_page_shows_the_balance_now(world):
 # --- a table's rounds -------------------------------------------------------------------------
 
 
-def test_a_table_lists_its_rounds_in_order_with_each_player_s_result(world):
+def test_a_table_lists_its_rounds_in_order_with_each_player_s_result(world: World) -> None:
     played = world.played
     page = ok(world.console, link("/tables", played.table))
     rounds = section(page, "rounds")
@@ -213,7 +218,7 @@ def test_a_table_lists_its_rounds_in_order_with_each_player_s_result(world):
             assert f"{p.points:+d} / {p.coins:+d}" in rounds or p.points == 0
 
 
-def test_a_long_table_pages_twenty_five_rounds_at_a_time(world):
+def test_a_long_table_pages_twenty_five_rounds_at_a_time(world: World) -> None:
     first = ok(world.console, link("/tables", LONG_TABLE))
     rounds = re.findall(r'href="/rounds/([^"]+)"', section(first, "rounds"))
     assert rounds == world.long[:25]
@@ -227,7 +232,9 @@ def test_a_long_table_pages_twenty_five_rounds_at_a_time(world):
 # --- the round page ---------------------------------------------------------------------------
 
 
-def test_r12_r6_r9_the_round_page_shows_cards_comparisons_coins_proof_and_verdict(world):
+def test_r12_r6_r9_the_round_page_shows_cards_comparisons_coins_proof_and_verdict(
+    world: World,
+) -> None:
     played = world.played
     round_id = played.showdown
     shown = played.results[round_id]
@@ -251,8 +258,8 @@ def test_r12_r6_r9_the_round_page_shows_cards_comparisons_coins_proof_and_verdic
     assert shown.commitment in proof and shown.server_seed in proof
     assert _e(repr(shown.client_seed)) in proof
     assert "when the table opened, before the deal" in proof  # R12.1
-    for player, seed in PLAYER_SEEDS.items():  # R12.8
-        assert f"{_e(player)} <code>{_e(repr(seed))}</code>" in proof
+    for player_id, seed in PLAYER_SEEDS.items():  # R12.8
+        assert f"{_e(player_id)} <code>{_e(repr(seed))}</code>" in proof
     assert _e(repr(effective_client_seed(shown.client_seed, seeded(shown)))) in proof
     assert proof.count("✔") == 2
     verdict = section(page, "verdict")
@@ -263,7 +270,7 @@ def test_r12_r6_r9_the_round_page_shows_cards_comparisons_coins_proof_and_verdic
     assert link("/rounds", round_id, "export.json") in page.text
 
 
-def test_r4_3_r6_3_the_round_page_of_a_foul_names_the_foul_and_the_scoop(world):
+def test_r4_3_r6_3_the_round_page_of_a_foul_names_the_foul_and_the_scoop(world: World) -> None:
     played = world.played
     page = ok(world.console, link("/rounds", played.foul))
     shown = {p.player_id: p for p in played.results[played.foul].result.players}
@@ -274,7 +281,7 @@ def test_r4_3_r6_3_the_round_page_of_a_foul_names_the_foul_and_the_scoop(world):
     assert "scoop ×2" in section(page, "comparisons")
 
 
-def test_r5_the_round_page_of_a_special_hand_names_it(world):
+def test_r5_the_round_page_of_a_special_hand_names_it(world: World) -> None:
     played = world.played
     page = ok(world.console, link("/rounds", played.special))
     shown = {p.player_id: p for p in played.results[played.special].result.players}
@@ -284,7 +291,7 @@ def test_r5_the_round_page_of_a_special_hand_names_it(world):
     assert "none: a special hand scores its fixed points" in section(page, "comparisons")
 
 
-def test_r10_4_a_round_in_progress_is_409_and_shows_no_card(world, tmp_path):
+def test_r10_4_a_round_in_progress_is_409_and_shows_no_card(world: World, tmp_path: Path) -> None:
     seated_table(world.server, "busy", {"ria": 1000, "sam": 1000})
     dealt = deal(world.server, "busy", request_id="busy-1")
     page = world.console.get(link("/rounds", dealt.round_id))
@@ -296,7 +303,9 @@ def test_r10_4_a_round_in_progress_is_409_and_shows_no_card(world, tmp_path):
             assert f'title="{symbol}"' not in page.text
 
 
-def test_the_export_downloads_as_json_and_audits_clean_offline(world, tmp_path):
+def test_the_export_downloads_as_json_and_audits_clean_offline(
+    world: World, tmp_path: Path
+) -> None:
     played = world.played
     page = world.console.get(link("/rounds", played.special, "export.json"))
     assert page.status == 200
@@ -323,7 +332,9 @@ def test_the_export_downloads_as_json_and_audits_clean_offline(world, tmp_path):
 # --- both languages ---------------------------------------------------------------------------
 
 
-def test_every_page_reads_in_chinese_with_lang_zh_and_the_switch_is_kept_in_a_cookie(world):
+def test_every_page_reads_in_chinese_with_lang_zh_and_the_switch_is_kept_in_a_cookie(
+    world: World,
+) -> None:
     played = world.played
     paths = [
         "/",
@@ -348,7 +359,7 @@ def test_every_page_reads_in_chinese_with_lang_zh_and_the_switch_is_kept_in_a_co
     assert '<html lang="zh-CN">' in browser.text
 
 
-def test_the_language_switch_links_to_the_same_page_in_the_other_language(world):
+def test_the_language_switch_links_to_the_same_page_in_the_other_language(world: World) -> None:
     path = link("/players", "pat")
     page = ok(world.console, path)
     switch = re.search(r'<a href="([^"]+)" lang="zh"', page.text)
@@ -358,7 +369,7 @@ def test_the_language_switch_links_to_the_same_page_in_the_other_language(world)
 # --- hostile ids and errors -------------------------------------------------------------------
 
 
-def test_hostile_ids_are_escaped_on_every_page(world):
+def test_hostile_ids_are_escaped_on_every_page(world: World) -> None:
     played = world.played
     for path in (
         link("/players", played.foul_player),
@@ -388,7 +399,9 @@ def test_hostile_ids_are_escaped_on_every_page(world):
         ("/rounds/x/y", 404),
     ],
 )
-def test_unknown_bad_and_hostile_ids_are_pages_with_the_id_escaped(world, path, status):
+def test_unknown_bad_and_hostile_ids_are_pages_with_the_id_escaped(
+    world: World, path: str, status: int
+) -> None:
     page = world.console.get(path)
     assert page.status == status, page.text
     assert page.headers["Content-Type"].startswith("text/html")
@@ -397,7 +410,7 @@ def test_unknown_bad_and_hostile_ids_are_pages_with_the_id_escaped(world, path, 
     assert f"<h1>{status} · " in page.text
 
 
-def test_ids_a_browser_would_resolve_away_are_linked_in_the_query(world):
+def test_ids_a_browser_would_resolve_away_are_linked_in_the_query(world: World) -> None:
     credit(world.server, "..", 100, "dots")
     page = world.console.get("/search?player=..")
     assert (page.status, page.headers["Location"]) == (303, "/players/?id=..")
@@ -409,19 +422,21 @@ def test_ids_a_browser_would_resolve_away_are_linked_in_the_query(world):
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
 @pytest.mark.parametrize("path", ["/", "/search?player=ann", "/players/ann", "/nowhere"])
-def test_the_console_is_read_only_every_other_method_is_405(world, method, path):
+def test_the_console_is_read_only_every_other_method_is_405(
+    world: World, method: str, path: str
+) -> None:
     page = world.console.get(path, method=method)
     assert page.status == 405
     assert page.headers["Allow"] == "GET, HEAD"
     assert "read-only" in page.text
 
 
-def test_head_answers_like_get_without_a_body(world):
+def test_head_answers_like_get_without_a_body(world: World) -> None:
     page = world.console.get(link("/players", "pat"), method="HEAD")
     assert (page.status, page.body) == (200, b"")
 
 
-def test_every_answer_carries_the_security_headers(world):
+def test_every_answer_carries_the_security_headers(world: World) -> None:
     played = world.played
     for path, method in [
         ("/", "GET"),
@@ -437,7 +452,9 @@ def test_every_answer_carries_the_security_headers(world):
             assert page.headers[name] == value, (path, name)
 
 
-def test_the_stylesheet_is_served_and_the_pages_hold_no_script_nor_inline_style(world):
+def test_the_stylesheet_is_served_and_the_pages_hold_no_script_nor_inline_style(
+    world: World,
+) -> None:
     css = world.console.get("/console.css")
     assert css.status == 200 and css.headers["Content-Type"] == "text/css; charset=utf-8"
     assert ".card" in css.text
@@ -445,7 +462,7 @@ def test_the_stylesheet_is_served_and_the_pages_hold_no_script_nor_inline_style(
     assert "<script" not in page.text and "style=" not in page.text and "<style" not in page.text
 
 
-def test_a_request_naming_another_host_is_refused_against_dns_rebinding(world):
+def test_a_request_naming_another_host_is_refused_against_dns_rebinding(world: World) -> None:
     page = world.console.get("/", headers={"Host": "attacker.example:8080"})
     assert page.status == 421
     assert "attacker.example" in page.text
@@ -455,7 +472,7 @@ def test_a_request_naming_another_host_is_refused_against_dns_rebinding(world):
 # --- the access log -----------------------------------------------------------------------------
 
 
-def test_every_request_is_one_access_log_line_naming_who_asked_for_what(world):
+def test_every_request_is_one_access_log_line_naming_who_asked_for_what(world: World) -> None:
     """The console shows every hand and balance: each request leaves a structured line with
     the peer and what the proxy in front says about the user, its values clipped and escaped
     (they are the client's to choose)."""
@@ -467,7 +484,7 @@ def test_every_request_is_one_access_log_line_naming_who_asked_for_what(world):
     )
     assert page.status == 200
 
-    def logged() -> list[dict]:
+    def logged() -> list[dict[str, Any]]:
         return [
             line
             for line in world.console.lines("console_request")
@@ -494,7 +511,7 @@ def test_every_request_is_one_access_log_line_naming_who_asked_for_what(world):
 # --- the service down, and the command's arguments --------------------------------------------
 
 
-def test_a_service_that_does_not_answer_is_a_503_page_not_a_traceback(tmp_path):
+def test_a_service_that_does_not_answer_is_a_503_page_not_a_traceback(tmp_path: Path) -> None:
     server = ServerThread(tmp_path / "data", {"THIRTEEN_STORE": "sqlite"}, ManualClock())
     address = server.address
     server.stop()  # nothing listens there any more
@@ -530,14 +547,16 @@ def _console(*args: str) -> subprocess.CompletedProcess[str]:
         (["--max-service-calls", "0"], "must be a whole number from 2 to 64"),
     ],
 )
-def test_arguments_that_cannot_work_are_one_line_and_status_2(args, says):
+def test_arguments_that_cannot_work_are_one_line_and_status_2(args: list[str], says: str) -> None:
     done = _console(*args)
     assert done.returncode == 2
     assert says in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
-def test_allow_remote_listens_beyond_loopback_with_a_warning_and_no_host_check(world):
+def test_allow_remote_listens_beyond_loopback_with_a_warning_and_no_host_check(
+    world: World,
+) -> None:
     console = Console(world.server.address, "--listen", "0.0.0.0:0", "--allow-remote")
     try:
         assert console.base.startswith("http://0.0.0.0:")
@@ -549,7 +568,7 @@ def test_allow_remote_listens_beyond_loopback_with_a_warning_and_no_host_check(w
         console.stop()
 
 
-def test_a_port_that_is_taken_is_one_line_and_status_1(world):
+def test_a_port_that_is_taken_is_one_line_and_status_1(world: World) -> None:
     """A well-formed address that cannot be had is exit status 1, as ``serve`` says for its
     gRPC and metrics ports; 2 is for bad input."""
     port = world.console.base.rsplit(":", 1)[1]
@@ -561,7 +580,7 @@ def test_a_port_that_is_taken_is_one_line_and_status_1(world):
 
 
 @pytest.mark.parametrize("host", ["192.0.2.1", "no-such-host.invalid"])  # nobody's; no name
-def test_an_address_that_is_not_this_machines_is_one_line_and_status_1(host):
+def test_an_address_that_is_not_this_machines_is_one_line_and_status_1(host: str) -> None:
     done = _console("--listen", f"{host}:8080", "--allow-remote")
     assert done.returncode == 1, done.stderr
     said = [line for line in done.stderr.splitlines() if not line.startswith("{")]

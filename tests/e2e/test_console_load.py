@@ -44,7 +44,9 @@ def gate(served: tuple[Gate, str]) -> Iterator[Gate]:
     found.open()
 
 
-def test_the_round_page_asks_for_the_export_and_the_audit_at_once(served, gate):
+def test_the_round_page_asks_for_the_export_and_the_audit_at_once(
+    served: tuple[Gate, str], gate: Gate
+) -> None:
     _, round_id = served
     console = Console(gate.address)
     try:
@@ -64,7 +66,9 @@ def test_the_round_page_asks_for_the_export_and_the_audit_at_once(served, gate):
         console.stop()
 
 
-def test_a_page_that_cannot_start_its_call_is_503_with_retry_after_not_queued(served, gate):
+def test_a_page_that_cannot_start_its_call_is_503_with_retry_after_not_queued(
+    served: tuple[Gate, str], gate: Gate
+) -> None:
     _, round_id = served
     console = Console(gate.address, "--max-service-calls", "2")
     try:
@@ -90,7 +94,7 @@ def test_a_page_that_cannot_start_its_call_is_503_with_retry_after_not_queued(se
 
 
 @pytest.mark.parametrize("given", ["1", "65", "four"])
-def test_max_service_calls_must_allow_a_round_page_s_two_calls(given):
+def test_max_service_calls_must_allow_a_round_page_s_two_calls(given: str) -> None:
     done = subprocess.run(
         [str(SCRIPT), "console", "--max-service-calls", given],
         capture_output=True,

@@ -64,7 +64,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     built.server.stop()
 
 
-def test_with_an_auditor_s_certificate_the_console_shows_rounds_players_and_tables(world):
+def test_with_an_auditor_s_certificate_the_console_shows_rounds_players_and_tables(
+    world: World,
+) -> None:
     console = world.console("auditor")
     try:
         assert "(mutual TLS)" in console.banner
@@ -84,7 +86,9 @@ def test_with_an_auditor_s_certificate_the_console_shows_rounds_players_and_tabl
         console.stop()
 
 
-def test_with_a_reader_s_certificate_a_round_page_is_403_naming_the_auditor_role(world):
+def test_with_a_reader_s_certificate_a_round_page_is_403_naming_the_auditor_role(
+    world: World,
+) -> None:
     console = world.console("reader")
     try:
         played = world.played
@@ -101,7 +105,7 @@ def test_with_a_reader_s_certificate_a_round_page_is_403_naming_the_auditor_role
         console.stop()
 
 
-def test_without_a_client_certificate_the_handshake_fails_and_pages_say_503(world):
+def test_without_a_client_certificate_the_handshake_fails_and_pages_say_503(world: World) -> None:
     console = world.console(None)
     try:
         assert "(TLS)" in console.banner
@@ -112,7 +116,7 @@ def test_without_a_client_certificate_the_handshake_fails_and_pages_say_503(worl
         console.stop()
 
 
-def test_an_identity_with_both_roles_shows_round_pages_and_balances(world):
+def test_an_identity_with_both_roles_shows_round_pages_and_balances(world: World) -> None:
     """The README's policy for the console: ``["auditor", "reader"]``. An auditor alone cannot
     read balances, a reader alone cannot open round pages."""
     console = world.console(CONSOLE)
@@ -148,7 +152,9 @@ def named(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerThre
 
 
 @pytest.mark.parametrize("name", [None, "thirteen.internal"])
-def test_tls_server_name_reaches_a_service_by_ip_whose_certificate_names_a_dns_name(named, name):
+def test_tls_server_name_reaches_a_service_by_ip_whose_certificate_names_a_dns_name(
+    named: tuple[ServerThread, Authority], name: str | None
+) -> None:
     server, ca = named
     issued = ca.issue(CONSOLE, uri=SPIFFE + CONSOLE)
     args = ["--ca", str(ca.ca), "--cert", str(issued.cert), "--key", str(issued.key)]

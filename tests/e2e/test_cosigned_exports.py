@@ -16,8 +16,15 @@ import pytest
 
 from service._generated.thirteen.v1 import audit_pb2_grpc
 from tests.e2e.helpers import seated_table, wait_until
-from tests.e2e.test_transparency import PLAYERS, SCRIPT, checkpoint, export, play_round
-from tests.e2e.test_witness import Serve, Setup, cosigned_at, keys, settled_head, signed_head
+from tests.e2e.test_transparency import (
+    PLAYERS,
+    SCRIPT,
+    checkpoint,
+    export,
+    play_round,
+    signed_head,
+)
+from tests.e2e.test_witness import Serve, Setup, cosigned_at, keys, settled_head
 from tests.support.tlog import read_checkpoint
 
 
@@ -60,11 +67,13 @@ def witnessed(tmp_path: Path, store: dict[str, str]) -> Iterator[Setup]:
 
 def serve(setup: Setup) -> Serve:
     server = setup.serve()
-    server.audit = audit_pb2_grpc.AuditServiceStub(server.channel)  # type: ignore[attr-defined]
+    server.audit = audit_pb2_grpc.AuditServiceStub(server.channel)
     return server
 
 
-def test_an_export_carries_the_cosigned_checkpoint_and_the_audit_checks_the_witness(witnessed):
+def test_an_export_carries_the_cosigned_checkpoint_and_the_audit_checks_the_witness(
+    witnessed: Setup,
+) -> None:
     setup = witnessed
     other_pub = keys(setup.tmp / "w2", "--witness", "--name", "witness.test/w2")
     witness_file = str(setup.tmp / "w" / "witness.pub")
@@ -150,7 +159,7 @@ def test_an_export_carries_the_cosigned_checkpoint_and_the_audit_checks_the_witn
         server.stop()
 
 
-def test_the_witness_flags_are_one_line_and_exit_status_2_when_unusable(tmp_path):
+def test_the_witness_flags_are_one_line_and_exit_status_2_when_unusable(tmp_path: Path) -> None:
     log_pub = keys(tmp_path / "log", "--name", "thirteen.test/log")
     witness_pub = keys(tmp_path / "w", "--witness", "--name", "witness.test/w1")
     export_file = tmp_path / "export.json"

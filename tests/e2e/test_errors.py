@@ -5,6 +5,9 @@ or wallet, and no extra event in WatchTable."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import grpc
 import pytest
 
@@ -36,6 +39,8 @@ from tests.e2e.helpers import (
     seated_table,
     sit,
 )
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
@@ -46,10 +51,10 @@ EXISTS = grpc.StatusCode.ALREADY_EXISTS
 # Malformed input: INVALID_ARGUMENT --------------------------------------------------------------
 
 
-def test_malformed_wallet_input_is_invalid_argument_naming_the_field(server):
+def test_malformed_wallet_input_is_invalid_argument_naming_the_field(server: ServerThread) -> None:
     """R7.2: coin amounts are whole numbers (wallet.proto: above zero); ids are required."""
     credit(server, "A", 100, "c-A")
-    cases = [
+    cases: list[tuple[Callable[[Any], Any], Any, str]] = [
         (
             server.wallets.Credit,
             wallet_pb2.CreditRequest(player_id="A", amount=-5, transfer_id="x1"),
@@ -101,7 +106,9 @@ def test_malformed_wallet_input_is_invalid_argument_naming_the_field(server):
             assert_refused(call, request, INVALID, "INVALID_ARGUMENT", field=field)
 
 
-def test_a_bad_ruleset_name_or_parameter_is_invalid_argument_and_opens_nothing(server):
+def test_a_bad_ruleset_name_or_parameter_is_invalid_argument_and_opens_nothing(
+    server: ServerThread,
+) -> None:
     """R13: an unknown preset or a parameter out of range refuses the table."""
     bad = [
         ("nope", None, "ruleset"),
@@ -149,7 +156,9 @@ def test_a_bad_ruleset_name_or_parameter_is_invalid_argument_and_opens_nothing(s
     )
 
 
-def test_malformed_arrangements_are_invalid_argument_and_change_nothing(server):
+def test_malformed_arrangements_are_invalid_argument_and_change_nothing(
+    server: ServerThread,
+) -> None:
     """R1.2: unknown cards; R4.1: three, five and five cards, each the player's own, none
     twice; R5.4: an unknown special."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -187,8 +196,8 @@ def test_malformed_arrangements_are_invalid_argument_and_change_nothing(server):
 
 
 def test_r5_5_a_split_that_is_not_the_players_cards_is_invalid_argument_naming_the_piles(
-    server,
-):
+    server: ServerThread,
+) -> None:
     """R5.5: a declaration's split must use exactly the player's thirteen cards."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     dealt = deal(server, "t")
@@ -227,7 +236,7 @@ def test_r5_5_a_split_that_is_not_the_players_cards_is_invalid_argument_naming_t
     )
 
 
-def test_malformed_deal_list_and_watch_requests_are_invalid_argument(server):
+def test_malformed_deal_list_and_watch_requests_are_invalid_argument(server: ServerThread) -> None:
     """R12.2: a client seed has at most 256 characters; page_size is not negative and
     page_token is one this table issued (AIP-158); a stream starts at a position that is not
     negative (table.proto WatchTable)."""
@@ -302,7 +311,9 @@ def _empty_id_requests(round_id: str) -> list[tuple[str, str, object]]:
     ]
 
 
-def test_an_empty_required_id_is_invalid_argument_naming_the_field_on_every_rpc(server, subtests):
+def test_an_empty_required_id_is_invalid_argument_naming_the_field_on_every_rpc(
+    server: ServerThread, subtests: pytest.Subtests
+) -> None:
     """API contract (no rule of RULES.md): an id left empty is malformed input, whatever the
     RPC — INVALID_ARGUMENT with a BadRequest naming the field, not a lookup of a table, round
     or player called ''."""
@@ -322,12 +333,12 @@ def test_an_empty_required_id_is_invalid_argument_naming_the_field_on_every_rpc(
 # Unknown ids: NOT_FOUND -------------------------------------------------------------------------
 
 
-def test_unknown_tables_rounds_and_players_are_not_found(server):
+def test_unknown_tables_rounds_and_players_are_not_found(server: ServerThread) -> None:
     """API contract (no rule of RULES.md): every lookup of an id that was never created is
     NOT_FOUND with an ErrorInfo, and stores nothing."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
     dealt = deal(server, "t")
-    cases = [
+    cases: list[tuple[Callable[[Any], Any], Any]] = [
         (server.wallets.GetBalance, wallet_pb2.GetBalanceRequest(player_id="ghost")),
         (
             server.wallets.Debit,
@@ -370,7 +381,9 @@ def test_unknown_tables_rounds_and_players_are_not_found(server):
 # Wrong phase or rule: FAILED_PRECONDITION -------------------------------------------------------
 
 
-def test_r10_6_a_debit_above_the_balance_or_during_a_dealt_round_is_refused(server):
+def test_r10_6_a_debit_above_the_balance_or_during_a_dealt_round_is_refused(
+    server: ServerThread,
+) -> None:
     """R9.1: a balance never goes below zero; R10.6: no withdrawal while seated in a dealt,
     unrevealed round — and it is allowed again after the reveal."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -405,7 +418,9 @@ def test_r10_6_a_debit_above_the_balance_or_during_a_dealt_round_is_refused(serv
     assert after.balance == 1000 + won - 1
 
 
-def test_r10_1_a_deal_needs_two_seated_players_and_no_round_in_progress(server):
+def test_r10_1_a_deal_needs_two_seated_players_and_no_round_in_progress(
+    server: ServerThread,
+) -> None:
     """R10.1: fewer than two seated, or a round already open, refuses the deal."""
     seated_table(server, "t", {"A": 1000})
     mark = head(server)
@@ -441,7 +456,9 @@ def test_r10_1_a_deal_needs_two_seated_players_and_no_round_in_progress(server):
     )
 
 
-def test_r8_4_a_deal_is_refused_naming_the_seated_player_who_fell_below_the_minimum(server):
+def test_r8_4_a_deal_is_refused_naming_the_seated_player_who_fell_below_the_minimum(
+    server: ServerThread,
+) -> None:
     """R8.4: a player who withdrew below the seat minimum between rounds blocks the deal, and
     the refusal names them."""
     seated_table(server, "t", {"A": 100, "B": 1000})
@@ -458,7 +475,9 @@ def test_r8_4_a_deal_is_refused_naming_the_seated_player_who_fell_below_the_mini
     assert_no_table_event_since(server, "t", mark)
 
 
-def test_r10_2_an_arrangement_after_the_deadline_is_refused(server, clock):
+def test_r10_2_an_arrangement_after_the_deadline_is_refused(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R10.2: submissions after the deadline are refused, even before anyone reveals; R10.3:
     after the deadline the round can be revealed though a player never arranged."""
     server.running.sweeper.stop()  # keep the overdue round unrevealed for this test
@@ -493,7 +512,9 @@ def test_r10_2_an_arrangement_after_the_deadline_is_refused(server, clock):
     assert [p.foul for p in result.players] == [True, False]
 
 
-def test_r10_3_a_round_cannot_be_revealed_before_everyone_is_ready_or_the_deadline(server, clock):
+def test_r10_3_a_round_cannot_be_revealed_before_everyone_is_ready_or_the_deadline(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R10.3: with a player who has not arranged, a reveal before the deadline is refused and
     names who is awaited."""
     server.running.sweeper.stop()  # this test reveals at the deadline itself
@@ -521,7 +542,7 @@ def test_r10_3_a_round_cannot_be_revealed_before_everyone_is_ready_or_the_deadli
     assert reveal(server, dealt.round_id).server_seed
 
 
-def test_r10_4_no_command_changes_a_revealed_round(server):
+def test_r10_4_no_command_changes_a_revealed_round(server: ServerThread) -> None:
     """R10.4: after the reveal an arrangement or declaration is refused, and revealing again
     returns the recorded result without settling twice (R9.3)."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -554,7 +575,7 @@ def test_r10_4_no_command_changes_a_revealed_round(server):
     assert_no_table_event_since(server, "t", mark)
 
 
-def test_r10_1_r10_6_r8_1_seating_rules_are_failed_precondition(server):
+def test_r10_1_r10_6_r8_1_seating_rules_are_failed_precondition(server: ServerThread) -> None:
     """R10.1: at most four seats; R10.6: one table at a time; R8.1: at least the seat minimum
     (R8.3: × base with a fixed stake); a player who is not seated cannot stand up."""
     seated_table(server, "t", {"A": 1000, "B": 1000, "C": 1000, "D": 1000})
@@ -607,7 +628,9 @@ def test_r10_1_r10_6_r8_1_seating_rules_are_failed_precondition(server):
     assert_no_table_event_since(server, "fixed", mark)
 
 
-def test_r5_4_a_declaration_the_cards_do_not_hold_is_refused_and_changes_nothing(server):
+def test_r5_4_a_declaration_the_cards_do_not_hold_is_refused_and_changes_nothing(
+    server: ServerThread,
+) -> None:
     """R5.4: declaring a special the cards do not qualify for (named, or ``any`` with none) is
     refused; the player's earlier arrangement still stands."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -645,7 +668,7 @@ def test_r5_4_a_declaration_the_cards_do_not_hold_is_refused_and_changes_nothing
     assert (a.special, list(a.front)) == ("", submitted["A"][0])
 
 
-def test_r10_1_a_player_not_dealt_into_the_round_cannot_arrange(server):
+def test_r10_1_a_player_not_dealt_into_the_round_cannot_arrange(server: ServerThread) -> None:
     """R10.1: only the active players of a round submit; a player who sat down after the deal
     waits for the next round."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -667,34 +690,37 @@ def test_r10_1_a_player_not_dealt_into_the_round_cannot_arrange(server):
 # Duplicate ids with other content: ALREADY_EXISTS -----------------------------------------------
 
 
-def test_a_transfer_id_reused_with_other_content_already_exists_and_moves_nothing(server):
+def test_a_transfer_id_reused_with_other_content_already_exists_and_moves_nothing(
+    server: ServerThread,
+) -> None:
     """R7.2: coins are never created — a transfer_id names one transfer, and another amount,
     player or direction under it is refused."""
     credit(server, "A", 100, "t1")
     credit(server, "B", 100, "t2")
+    reused: list[tuple[Callable[[Any], Any], Any]] = [
+        (
+            server.wallets.Credit,
+            wallet_pb2.CreditRequest(player_id="A", amount=101, transfer_id="t1"),
+        ),
+        (
+            server.wallets.Credit,
+            wallet_pb2.CreditRequest(player_id="B", amount=100, transfer_id="t1"),
+        ),
+        (
+            server.wallets.Credit,
+            wallet_pb2.CreditRequest(player_id="C", amount=100, transfer_id="t1"),
+        ),
+        (
+            server.wallets.Debit,
+            wallet_pb2.DebitRequest(player_id="A", amount=100, transfer_id="t1"),
+        ),
+    ]
     with nothing_stored(server, players=["A", "B", "C"]):
-        for call, request in [
-            (
-                server.wallets.Credit,
-                wallet_pb2.CreditRequest(player_id="A", amount=101, transfer_id="t1"),
-            ),
-            (
-                server.wallets.Credit,
-                wallet_pb2.CreditRequest(player_id="B", amount=100, transfer_id="t1"),
-            ),
-            (
-                server.wallets.Credit,
-                wallet_pb2.CreditRequest(player_id="C", amount=100, transfer_id="t1"),
-            ),
-            (
-                server.wallets.Debit,
-                wallet_pb2.DebitRequest(player_id="A", amount=100, transfer_id="t1"),
-            ),
-        ]:
+        for call, request in reused:
             assert_refused(call, request, EXISTS, "ALREADY_EXISTS", says="t1")
 
 
-def test_a_table_id_reused_with_other_content_already_exists(server):
+def test_a_table_id_reused_with_other_content_already_exists(server: ServerThread) -> None:
     """R13: a table's ruleset is recorded once, when it opens; OpenTable is idempotent only
     for the same request_id and ruleset."""
     open_table(server, "t", request_id="o1")
@@ -714,7 +740,9 @@ def test_a_table_id_reused_with_other_content_already_exists(server):
     assert_no_table_event_since(server, "t", mark)
 
 
-def test_a_deal_request_id_reused_with_another_client_seed_already_exists(server):
+def test_a_deal_request_id_reused_with_another_client_seed_already_exists(
+    server: ServerThread,
+) -> None:
     """R12.2: a deal's client seed is fixed with it; Deal is idempotent on request_id, and the
     same id with another client seed is refused, during the round and after it."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -731,7 +759,9 @@ def test_a_deal_request_id_reused_with_another_client_seed_already_exists(server
 
 
 @pytest.mark.parametrize("kind", ["credit", "debit"])
-def test_an_id_longer_than_128_characters_or_unprintable_is_invalid_argument(server, kind):
+def test_an_id_longer_than_128_characters_or_unprintable_is_invalid_argument(
+    server: ServerThread, kind: str
+) -> None:
     """API contract (no rule of RULES.md): ids are printable and at most 128 characters."""
     credit(server, "A", 100, "c")
     call = server.wallets.Credit if kind == "credit" else server.wallets.Debit

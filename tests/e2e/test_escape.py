@@ -25,11 +25,12 @@ from tests.e2e.helpers import (
     sit,
     stand,
 )
+from tests.support.server import ServerThread
 
 
 def test_r11_an_escapee_pays_25_times_the_base_shared_from_the_next_seat_and_play_goes_on(
-    server,
-):
+    server: ServerThread,
+) -> None:
     """RULES.md worked example 8 — R11.1: B pays min(25 × base, balance) when leaving; R11.2:
     C, D and A get 8 each and the coin left over goes to C, the seat after B; R11.3: the round
     goes on without B, who is free to withdraw and to sit elsewhere (R10.6)."""
@@ -73,7 +74,9 @@ def test_r11_an_escapee_pays_25_times_the_base_shared_from_the_next_seat_and_pla
     assert sum(balances(server, "ABCD").values()) == sum(coins.values()) - 75
 
 
-def test_r11_1_the_escape_penalty_is_capped_at_the_balance_at_the_deal(server):
+def test_r11_1_the_escape_penalty_is_capped_at_the_balance_at_the_deal(
+    server: ServerThread,
+) -> None:
     """R11.1: min(multiple × base, balance at the deal); the escapee never goes below zero."""
     parameters = table_pb2.RulesetParameters(escape_penalty_multiple=1000)
     seated_table(server, "t", {"A": 60, "B": 500, "C": 500}, parameters=parameters)
@@ -84,7 +87,9 @@ def test_r11_1_the_escape_penalty_is_capped_at_the_balance_at_the_deal(server):
     assert balances(server, "ABC") == {"A": 0, "B": 530, "C": 530}
 
 
-def test_r11_3_when_one_of_two_players_escapes_the_round_is_abandoned_without_showdown(server):
+def test_r11_3_when_one_of_two_players_escapes_the_round_is_abandoned_without_showdown(
+    server: ServerThread,
+) -> None:
     """R11.3: fewer than two players remain, so the round ends without a showdown; R12: its
     seed is published and a new commitment is made; R10.4: the ended round takes no command;
     the one who stayed is free again and the table can deal once someone else sits down."""
@@ -130,7 +135,7 @@ def test_r11_3_when_one_of_two_players_escapes_the_round_is_abandoned_without_sh
     assert again.number == 2
 
 
-def test_r10_5_standing_up_between_rounds_costs_nothing(server):
+def test_r10_5_standing_up_between_rounds_costs_nothing(server: ServerThread) -> None:
     """R10.5: leaving between rounds is no escape; the player may sit elsewhere."""
     seated_table(server, "t", {"A": 1000, "B": 1000, "C": 1000})
     dealt = deal(server, "t")

@@ -5,6 +5,9 @@ the service before."""
 from __future__ import annotations
 
 import hashlib
+from typing import TypeVar
+
+from google.protobuf.message import Message
 
 from domain.fairness.shuffle import deal as shuffle
 from domain.rules.cards import format_cards
@@ -22,11 +25,16 @@ from tests.e2e.helpers import (
     reveal,
     seated_table,
 )
+from tests.support.server import ServerThread
+
+_Message = TypeVar("_Message", bound=Message)
 
 PLAYERS = ["A", "B", "C"]
 
 
-def test_r12_the_revealed_seed_matches_the_prior_commitment_and_reproduces_every_hand(server):
+def test_r12_the_revealed_seed_matches_the_prior_commitment_and_reproduces_every_hand(
+    server: ServerThread,
+) -> None:
     """R12.1: the commitment is published before the deal and a new one after each round;
     R12.6: SHA-256 of the revealed seed is that commitment, and the R12.3-R12.5 shuffle of the
     seed, the client seed and the round id gives the dealt hands in seat order."""
@@ -56,13 +64,13 @@ def test_r12_the_revealed_seed_matches_the_prior_commitment_and_reproduces_every
         assert get_table(server, "t").next_commitment != published
 
 
-def test_r12_1_no_seed_leaves_the_service_before_its_round_is_over(server):
+def test_r12_1_no_seed_leaves_the_service_before_its_round_is_over(server: ServerThread) -> None:
     """R12.1: neither a round's seed nor the next one appears in any answer — tables, deals,
     arrangements, rounds, lists or streams — before that round is revealed."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
     answers: list[bytes] = []
 
-    def keep(message):
+    def keep(message: _Message) -> _Message:
         answers.append(message.SerializeToString())
         return message
 

@@ -17,15 +17,18 @@ from tests.e2e.helpers import (
     seated_table,
     watch,
 )
+from tests.support.server import ServerThread
 
 PLAYERS = ["A", "B", "C"]
 
 
-def _visible(message) -> list[str]:
+def _visible(message: table_pb2.GetRoundResponse | table_pb2.Round) -> list[str]:
     return [hand.player_id for hand in message.hands]
 
 
-def test_before_the_reveal_get_round_shows_each_viewer_only_their_own_hand(server):
+def test_before_the_reveal_get_round_shows_each_viewer_only_their_own_hand(
+    server: ServerThread,
+) -> None:
     """table.proto GetRound: before the reveal only the viewer's own cards, none for an
     observer or a stranger, and no seed (R12.1); after the reveal every hand (R12.6)."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
@@ -51,7 +54,9 @@ def test_before_the_reveal_get_round_shows_each_viewer_only_their_own_hand(serve
     assert hands_of(listed[0]) == hands_of(dealt)
 
 
-def test_before_the_reveal_no_streamed_event_shows_another_players_cards(server):
+def test_before_the_reveal_no_streamed_event_shows_another_players_cards(
+    server: ServerThread,
+) -> None:
     """table.proto WatchTable, R12.1: every event up to the showdown, caught up from the store
     or live, shows the viewer's own hand at most and no seed; the reveal event shows every
     hand, the seed and the result (R12.6)."""

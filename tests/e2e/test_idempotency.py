@@ -15,9 +15,12 @@ from tests.e2e.helpers import (
     reveal,
     seated_table,
 )
+from tests.support.server import ServerThread
 
 
-def test_a_retried_credit_or_debit_returns_its_first_answer_and_moves_nothing(server):
+def test_a_retried_credit_or_debit_returns_its_first_answer_and_moves_nothing(
+    server: ServerThread,
+) -> None:
     """R7.2: a retry creates no coins; the answer is the balance right after that transfer,
     even when others came since."""
     first = server.wallets.Credit(
@@ -43,7 +46,7 @@ def test_a_retried_credit_or_debit_returns_its_first_answer_and_moves_nothing(se
     assert balance(server, "A") == 120
 
 
-def test_a_retried_open_table_returns_the_same_table_and_commitment(server):
+def test_a_retried_open_table_returns_the_same_table_and_commitment(server: ServerThread) -> None:
     """OpenTable with the same table_id, request_id and ruleset opens nothing new: the same
     commitment to the first deal (R12.1) and the same opening time."""
     parameters = table_pb2.RulesetParameters(arrange_seconds=90)
@@ -54,7 +57,9 @@ def test_a_retried_open_table_returns_the_same_table_and_commitment(server):
     assert get_table(server, "t").next_commitment == first.next_commitment
 
 
-def test_a_retried_deal_returns_the_same_round_and_deals_nothing_twice(server):
+def test_a_retried_deal_returns_the_same_round_and_deals_nothing_twice(
+    server: ServerThread,
+) -> None:
     """R10.1, R12.2: Deal with the same request_id and client seed returns the round it dealt,
     with the same hands, while the round is open and after it was revealed; nothing more is
     stored."""

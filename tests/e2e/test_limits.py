@@ -9,6 +9,7 @@ contract (wallet.proto, table.proto)."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -45,6 +46,8 @@ from tests.e2e.helpers import (
     sit,
     wait_until,
 )
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
@@ -63,16 +66,19 @@ EMOJI = "\U0001f600" * 25_000
 # A. Amounts and balances --------------------------------------------------------------------
 
 
-def test_a_transfer_above_max_transfer_is_invalid_argument_and_stores_nothing(server):
+def test_a_transfer_above_max_transfer_is_invalid_argument_and_stores_nothing(
+    server: ServerThread,
+) -> None:
     """wallet.proto: an amount is 1 … 10^12 coins. Before the limit, two credits of 2^62 took
     the ledger's external account past int64 and the views stopped for good."""
     credit(server, "A", 1000, "start-A")
+    transfers: list[tuple[Callable[[Any], Any], Callable[..., Any]]] = [
+        (server.wallets.Credit, wallet_pb2.CreditRequest),
+        (server.wallets.Debit, wallet_pb2.DebitRequest),
+    ]
     with nothing_stored(server, players=["A", "N"]):
         for player, amount in [("A", 2**62), ("N", 2**62), ("A", INT64), ("A", MAX_TRANSFER + 1)]:
-            for call, request_type in [
-                (server.wallets.Credit, wallet_pb2.CreditRequest),
-                (server.wallets.Debit, wallet_pb2.DebitRequest),
-            ]:
+            for call, request_type in transfers:
                 if (call, player) == (server.wallets.Debit, "N"):
                     continue  # no wallet: NOT_FOUND comes first
                 request = request_type(player_id=player, amount=amount, transfer_id=f"big-{amount}")
@@ -89,8 +95,8 @@ def test_a_transfer_above_max_transfer_is_invalid_argument_and_stores_nothing(se
 
 
 def test_a_balance_takes_no_credit_past_max_balance_and_winnings_past_it_block_the_deal(
-    server, clock
-):
+    server: ServerThread, clock: ManualClock
+) -> None:
     """wallet.proto: a credit may take a balance to at most 10^15 coins. Winnings may pass it
     (R9.1: they come out of the others' balances), and then the next deal is refused naming the
     player (FAILED_PRECONDITION) until they withdraw. Before the limit, a credit past 2^63 - 1
@@ -184,7 +190,9 @@ _LIMITS = [
 
 
 @pytest.mark.parametrize(("name", "parameters", "says"), _LIMITS, ids=[c[0] for c in _LIMITS])
-def test_r13_a_parameter_above_its_limit_refuses_the_table(server, name, parameters, says):
+def test_r13_a_parameter_above_its_limit_refuses_the_table(
+    server: ServerThread, name: str, parameters: table_pb2.RulesetParameters, says: str
+) -> None:
     """table.proto states each parameter's limit; above it OpenTable is INVALID_ARGUMENT naming
     the parameter, and no table opens. Before the limits a table could be opened whose rounds'
     points overflow int64."""
@@ -201,8 +209,8 @@ def test_r13_a_parameter_above_its_limit_refuses_the_table(server, name, paramet
 
 
 def test_r13_parameters_that_together_could_score_more_than_a_round_allows_refuse_the_table(
-    server,
-):
+    server: ServerThread,
+) -> None:
     """table.proto: a player wins or loses at most 1,000 points in a round; fujian's best piles
     (3 + 10 + 5) scooped ×10 and home-run ×2 against three players would be 1,080."""
     with nothing_stored(server):
@@ -227,8 +235,8 @@ def test_r13_parameters_that_together_could_score_more_than_a_round_allows_refus
 
 
 def test_r13_a_table_opened_before_the_limits_still_loads_but_deals_no_round_past_them(
-    start_server,
-):
+    start_server: Callable[[], ServerThread],
+) -> None:
     """Stored events are forever: a table whose recorded ruleset is above today's limits (as an
     earlier version could record it) loads after a restart, seats players and answers queries;
     a deal whose points could pass the limits is refused (FAILED_PRECONDITION), one with only
@@ -375,7 +383,7 @@ def _hostile(server: Any, open_round: str, finished_round: str) -> list[tuple[st
         ("Deal 100 kB client seed", t.Deal, table_pb2.DealRequest(table_id="t", client_seed=LONG)),
         ("Arrange 100 kB round", t.Arrange, table_pb2.ArrangeRequest(round_id=LONG, player_id="A")),
     ]
-    for name, fields in [
+    hostile_arrangements: list[tuple[str, dict[str, Any]]] = [
         ("player", {"player_id": LONG, "special": "any"}),
         ("card", {"player_id": "A", "front": [LONG, "As", "Kd"]}),
         ("emoji card", {"player_id": "A", "back": [EMOJI]}),
@@ -383,9 +391,10 @@ def _hostile(server: Any, open_round: str, finished_round: str) -> list[tuple[st
         ("special", {"player_id": "A", "special": LONG}),
         ("emoji special", {"player_id": "A", "special": EMOJI}),
         ("wide special with piles", {"player_id": "A", "special": WIDE, "front": ["As"]}),
-    ]:
-        request = table_pb2.ArrangeRequest(round_id=open_round, **fields)
-        cases.append((f"Arrange 100 kB {name}", t.Arrange, request))
+    ]
+    for name, fields in hostile_arrangements:
+        hostile = table_pb2.ArrangeRequest(round_id=open_round, **fields)
+        cases.append((f"Arrange 100 kB {name}", t.Arrange, hostile))
     cases += [
         ("Reveal 100 kB", t.Reveal, table_pb2.RevealRequest(round_id=LONG)),
         ("GetRound 100 kB", t.GetRound, table_pb2.GetRoundRequest(round_id=LONG)),
@@ -449,8 +458,8 @@ def _hostile(server: Any, open_round: str, finished_round: str) -> list[tuple[st
         ),
     ]
     for seconds, nanos in [(2**62, 0), (-(2**62), 0), (0, -1), (0, 10**9)]:
-        request = results_pb2.GetLeaderboardRequest(since=Timestamp(seconds=seconds, nanos=nanos))
-        cases.append((f"GetLeaderboard since {seconds}s {nanos}ns", r.GetLeaderboard, request))
+        since = results_pb2.GetLeaderboardRequest(since=Timestamp(seconds=seconds, nanos=nanos))
+        cases.append((f"GetLeaderboard since {seconds}s {nanos}ns", r.GetLeaderboard, since))
     for name, bad in _bad_tokens("t:t"):
         cases.append(
             (
@@ -505,7 +514,9 @@ def assert_refused_briefly(call: Any, request: Any) -> Refusal:
     raise AssertionError(f"accepted: {str(reply)[:200]}")
 
 
-def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(server, subtests):
+def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(
+    server: ServerThread, subtests: pytest.Subtests
+) -> None:
     """API contract: for malformed input on any RPC the answer is INVALID_ARGUMENT (or
     NOT_FOUND / FAILED_PRECONDITION for a well-formed id that names nothing or a wrong phase),
     with messages of at most 300 characters, and the store does not move. Before, such input
@@ -529,7 +540,9 @@ def test_every_rpc_refuses_hostile_input_briefly_and_stores_nothing(server, subt
     _views_follow(server, "Z", transfer_id="after-the-storm")
 
 
-def test_a_page_token_of_one_listing_is_refused_by_another_of_the_same_table(server):
+def test_a_page_token_of_one_listing_is_refused_by_another_of_the_same_table(
+    server: ServerThread,
+) -> None:
     """AIP-158: a token is valid only for the listing that gave it. ListRounds counts rounds
     and ListRoundResults keys on a round's number; both once took a "t:<table>" token, so one's
     token paged the other silently from the wrong place."""
@@ -575,7 +588,7 @@ def test_a_page_token_of_one_listing_is_refused_by_another_of_the_same_table(ser
 # C. Requests refused before any command runs -----------------------------------------------
 
 
-def test_watch_table_refuses_an_after_no_store_can_hold(server):
+def test_watch_table_refuses_an_after_no_store_can_hold(server: ServerThread) -> None:
     open_table(server, "t")
     assert_refused(
         first_message(server.tables.WatchTable),
@@ -587,7 +600,9 @@ def test_watch_table_refuses_an_after_no_store_can_hold(server):
 
 
 @pytest.mark.parametrize("rpc", ["GetRound", "WatchTable"])
-def test_a_viewer_that_cannot_be_a_player_id_is_invalid_argument(server, rpc):
+def test_a_viewer_that_cannot_be_a_player_id_is_invalid_argument(
+    server: ServerThread, rpc: str
+) -> None:
     seated_table(server, "t", {"A": 1000, "B": 1000})
     dealt = deal(server, "t")
     if rpc == "GetRound":
@@ -599,7 +614,9 @@ def test_a_viewer_that_cannot_be_a_player_id_is_invalid_argument(server, rpc):
     assert_refused(call, request, INVALID, "INVALID_ARGUMENT", field="viewer")
 
 
-def test_a_request_id_longer_than_an_id_is_invalid_argument_and_stores_nothing(server):
+def test_a_request_id_longer_than_an_id_is_invalid_argument_and_stores_nothing(
+    server: ServerThread,
+) -> None:
     with nothing_stored(server, tables=[]):
         assert_refused(
             server.tables.OpenTable,
@@ -610,16 +627,19 @@ def test_a_request_id_longer_than_an_id_is_invalid_argument_and_stores_nothing(s
         )
 
 
-def test_a_request_that_does_not_parse_is_invalid_argument(server):
+def test_a_request_that_does_not_parse_is_invalid_argument(server: ServerThread) -> None:
+    raw: grpc.UnaryUnaryMultiCallable[bytes, bytes]
     raw = server.channel.unary_unary("/thirteen.v1.WalletService/GetBalance")
     with pytest.raises(grpc.RpcError) as refused:
         raw(b"\x0a\x02\xff\xfe")  # GetBalanceRequest.player_id = b"\xff\xfe"
     assert refused.value.code() == INVALID
+    assert isinstance(refused.value, grpc.Call)  # a synchronous call's error is its call
     status = rpc_status.from_call(refused.value)
     assert status is not None and len(status.message) <= 300
 
 
-def test_a_stream_request_that_does_not_parse_is_invalid_argument(server):
+def test_a_stream_request_that_does_not_parse_is_invalid_argument(server: ServerThread) -> None:
+    raw: grpc.UnaryStreamMultiCallable[bytes, bytes]
     raw = server.channel.unary_stream("/thirteen.v1.TableService/WatchTable")
     with pytest.raises(grpc.RpcError) as refused:
         next(iter(raw(b"\x0a\x02\xff\xfe")))  # WatchTableRequest.table_id = b"\xff\xfe"

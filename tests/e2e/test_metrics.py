@@ -7,13 +7,14 @@ import contextlib
 import socket
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from domain.rules.cards import Card
 from domain.rules.specials import SPLIT_PATTERNS, Special, qualifies
 from service._generated.thirteen.v1 import table_pb2, transparency_pb2, wallet_pb2
 from service.metrics import Metrics, endpoint
@@ -70,16 +71,25 @@ def value(scraped: Scraped, name: str, **labels: str) -> float | None:
     return scraped.get(name, {}).get(frozenset(labels.items()))
 
 
+def number(scraped: Scraped, name: str, **labels: str) -> float:
+    """A sample's value, of a series the endpoint must have."""
+    found = value(scraped, name, **labels)
+    assert found is not None, f"no series {name} {labels}"
+    return found
+
+
 def calls(scraped: Scraped, method: str, code: str, service: str = TABLE) -> float | None:
     return value(scraped, "thirteen_rpc_requests_total", service=service, method=method, code=code)
 
 
-def settled(players) -> int:  # type: ignore[no-untyped-def]
+def settled(players: Iterable[table_pb2.PlayerResult]) -> int:
     """Coins the winners of a round received (R9)."""
     return sum(p.coins for p in players if p.coins > 0)
 
 
-def test_a_scrape_after_a_few_rounds_counts_each_round_call_and_commit_once(metered, clock):
+def test_a_scrape_after_a_few_rounds_counts_each_round_call_and_commit_once(
+    metered: ServerThread, clock: ManualClock
+) -> None:
     server = metered
     # Round 1: A declares a special (R5.4), the others arrange; revealed by a call.
     seated_table(server, "t1", {"A": 1000, "B": 1000, "C": 1000})
@@ -107,8 +117,10 @@ def test_a_scrape_after_a_few_rounds_counts_each_round_call_and_commit_once(mete
     # Refused before any servicer: a malformed amount, and a method nobody serves.
     bad = wallet_pb2.CreditRequest(player_id="A", amount=0, transfer_id="zero")
     assert refusal_of(server.wallets.Credit, bad).code == grpc.StatusCode.INVALID_ARGUMENT
+    nobody: grpc.UnaryUnaryMultiCallable[bytes, bytes]
+    nobody = server.channel.unary_unary(f"/{TABLE}/NoSuchMethod")
     with pytest.raises(grpc.RpcError) as unknown:
-        server.channel.unary_unary(f"/{TABLE}/NoSuchMethod")(b"")
+        nobody(b"")
     assert unknown.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
     scraped = scrape(server)
@@ -149,7 +161,7 @@ def test_a_scrape_after_a_few_rounds_counts_each_round_call_and_commit_once(mete
     assert value(scraped, "thirteen_commit_duration_seconds_count") == batches
 
 
-def test_the_log_and_the_views_are_reported_as_they_catch_up(metered):
+def test_the_log_and_the_views_are_reported_as_they_catch_up(metered: ServerThread) -> None:
     server = metered
     seated_table(server, "t", {"A": 500, "B": 500})
     dealt = deal(server, "t", request_id="r")
@@ -175,21 +187,23 @@ def test_the_log_and_the_views_are_reported_as_they_catch_up(metered):
     assert value(scraped, "thirteen_projection_failures_total", cause="database") == 0
 
 
-def test_projection_lag_counts_the_events_the_views_have_not_taken_in(metered):
+def test_projection_lag_counts_the_events_the_views_have_not_taken_in(
+    metered: ServerThread,
+) -> None:
     server = metered
     credit(server, "A", 100, "first")
     wait_until(lambda: value(scrape(server), "thirteen_projection_lag_events") == 0, "the views")
     server.running.projector.stop()  # the views stop here
-    before = value(scrape(server), "thirteen_events_committed_total")
+    before = number(scrape(server), "thirteen_events_committed_total")
     credit(server, "A", 100, "second")
     scraped = scrape(server)
-    stored = value(scraped, "thirteen_events_committed_total") - before
+    stored = number(scraped, "thirteen_events_committed_total") - before
     assert stored > 0
     assert value(scraped, "thirteen_projection_lag_events") == stored
-    assert 0 < value(scraped, "thirteen_projection_lag_seconds") < 60
+    assert 0 < number(scraped, "thirteen_projection_lag_seconds") < 60
 
 
-def test_open_streams_are_gauged_and_counted_when_they_end(metered):
+def test_open_streams_are_gauged_and_counted_when_they_end(metered: ServerThread) -> None:
     server = metered
     seated_table(server, "t", {"A": 500, "B": 500})
     stream = watch(server, "t")
@@ -209,7 +223,9 @@ def test_open_streams_are_gauged_and_counted_when_they_end(metered):
     )
 
 
-def test_the_endpoint_closes_with_the_server(store, tmp_path, clock):
+def test_the_endpoint_closes_with_the_server(
+    store: dict[str, str], tmp_path: Path, clock: ManualClock
+) -> None:
     server = ServerThread(tmp_path / "data", store, clock, metrics=True)
     assert value(scrape(server), "thirteen_watch_streams_open") == 0
     server.stop()
@@ -217,7 +233,9 @@ def test_the_endpoint_closes_with_the_server(store, tmp_path, clock):
         urllib.request.urlopen(server.metrics_url, timeout=5)
 
 
-def test_two_servers_in_one_process_keep_their_figures_apart(store, tmp_path, clock):
+def test_two_servers_in_one_process_keep_their_figures_apart(
+    store: dict[str, str], tmp_path: Path, clock: ManualClock
+) -> None:
     one = ServerThread(tmp_path / "one", store, clock, metrics=True)
     other = ServerThread(tmp_path / "two", {"THIRTEEN_STORE": "sqlite"}, clock, metrics=True)
     try:
@@ -229,11 +247,11 @@ def test_two_servers_in_one_process_keep_their_figures_apart(store, tmp_path, cl
         other.stop()
 
 
-def _cheap_special(hand) -> bool:  # type: ignore[no-untyped-def]
+def _cheap_special(hand: Sequence[Card]) -> bool:
     return any(qualifies(s, hand) for s in CHEAP)
 
 
-def test_r5_4_a_special_hand_arranged_in_piles_counts_no_special(metered):
+def test_r5_4_a_special_hand_arranged_in_piles_counts_no_special(metered: ServerThread) -> None:
     """Undeclared, a special hand is played normally (R5.4): no special is counted."""
     server = metered
     seated_table(server, "t", {"A": 500, "B": 500})
@@ -246,7 +264,9 @@ def test_r5_4_a_special_hand_arranged_in_piles_counts_no_special(metered):
     assert set(specials.values()) == {0}
 
 
-def test_postgresql_replicas_each_count_what_they_commit_and_together_each_round_once(tmp_path):
+def test_postgresql_replicas_each_count_what_they_commit_and_together_each_round_once(
+    tmp_path: Path,
+) -> None:
     """Each replica's follower sees every replica's events; only the committing one counts."""
     with store_environ("postgres", tmp_path) as environ:
         clock = ManualClock()
@@ -320,7 +340,9 @@ class Trickle:
         self.socket.close()
 
 
-def test_a_client_that_trickles_its_request_stalls_no_other_scrape(monkeypatch):
+def test_a_client_that_trickles_its_request_stalls_no_other_scrape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(endpoint, "DEADLINE", 600.0)  # the slow client is not cut off here
     metrics = Metrics()
     address = metrics.listen("127.0.0.1:0")
@@ -334,7 +356,9 @@ def test_a_client_that_trickles_its_request_stalls_no_other_scrape(monkeypatch):
         metrics.close()
 
 
-def test_a_connection_is_cut_off_at_its_deadline_however_it_trickles(monkeypatch):
+def test_a_connection_is_cut_off_at_its_deadline_however_it_trickles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(endpoint, "DEADLINE", 0.2)
     metrics = Metrics()
     slow = Trickle(metrics.listen("127.0.0.1:0"))
@@ -345,7 +369,9 @@ def test_a_connection_is_cut_off_at_its_deadline_however_it_trickles(monkeypatch
         metrics.close()
 
 
-def test_connections_beyond_the_limit_are_closed_at_once_and_the_endpoint_recovers(monkeypatch):
+def test_connections_beyond_the_limit_are_closed_at_once_and_the_endpoint_recovers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(endpoint, "DEADLINE", 600.0)
     monkeypatch.setattr(endpoint._Quiet, "timeout", 600.0)  # idle clients hold their slots
     metrics = Metrics()
@@ -377,7 +403,9 @@ def test_connections_beyond_the_limit_are_closed_at_once_and_the_endpoint_recove
         metrics.close()
 
 
-def test_a_stream_its_deadline_ends_is_counted_deadline_exceeded_not_cancelled(metered):
+def test_a_stream_its_deadline_ends_is_counted_deadline_exceeded_not_cancelled(
+    metered: ServerThread,
+) -> None:
     """What ``code_of`` reads of a real call's context when grpc ends it at its deadline."""
     server = metered
     seated_table(server, "t", {"A": 500, "B": 500})

@@ -22,9 +22,13 @@ from tests.e2e.helpers import (
     stand,
     wait_for_phase,
 )
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
 
 
-def test_r7_2_coins_are_conserved_and_no_balance_goes_negative_over_several_rounds(server, clock):
+def test_r7_2_coins_are_conserved_and_no_balance_goes_negative_over_several_rounds(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """Four rounds with good hands, fouls, a missed deadline and an escape: the total of all
     balances never changes, none is negative, and each round settles by R9 (R9.3: as recorded)."""
     coins = {"A": 200, "B": 5000, "C": 300, "D": 2000}
@@ -50,6 +54,7 @@ def test_r7_2_coins_are_conserved_and_no_balance_goes_negative_over_several_roun
             elif how == "escape":
                 penalty = dict(stand(server, "t", player).penalty_transfers)
                 assert sum(penalty.values()) == 0
+        result: table_pb2.RevealResponse | table_pb2.RoundResult  # both list the players
         if all(how in ("good", "escape") for how in plan.values()):
             result = reveal(server, dealt.round_id)
         else:
@@ -62,13 +67,15 @@ def test_r7_2_coins_are_conserved_and_no_balance_goes_negative_over_several_roun
         for p in result.players:
             assert -p.coins <= before[p.player_id]  # R9.1: at most the balance at the deal
         after = balances(server, players)
-        for p in players:
-            assert after[p] == before[p] + settled.get(p, 0) + penalty.get(p, 0)
-            assert after[p] >= 0
+        for player in players:
+            assert after[player] == before[player] + settled.get(player, 0) + penalty.get(player, 0)
+            assert after[player] >= 0
         assert sum(after.values()) == total
 
 
-def test_r9_1_a_loser_pays_at_most_the_balance_at_the_deal_and_the_winners_share_it(server, clock):
+def test_r9_1_a_loser_pays_at_most_the_balance_at_the_deal_and_the_winners_share_it(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R9.1: with a fixed base of 10, A (50 coins) owes 120 but pays 50 and ends at 0; R9.2:
     the winners share what was paid; R8.4: A can no longer be dealt in, and the refusal says
     so."""

@@ -169,7 +169,9 @@ def _play(server: Serve, copies: Copies) -> None:
                 sit(server, table, f"{table}0")
 
 
-def test_no_server_seed_is_at_rest_before_its_reveal_and_the_key_never_is(store, tmp_path):
+def test_no_server_seed_is_at_rest_before_its_reveal_and_the_key_never_is(
+    store: dict[str, str], tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     logs = [tmp_path / "serve-1.log", tmp_path / "serve-2.log", tmp_path / "serve-3.log"]
     copies = Copies(data, store, logs)
@@ -204,21 +206,21 @@ def test_no_server_seed_is_at_rest_before_its_reveal_and_the_key_never_is(store,
     other.chmod(0o600)
     server = Serve(data, store, logs[1], "--seed-key", str(other))
     try:
-        before = get_table(server, "c")
+        table_before = get_table(server, "c")
         refused = refusal_of(server.tables.Deal, table_pb2.DealRequest(table_id="c"))
         assert refused.code == grpc.StatusCode.FAILED_PRECONDITION
         assert refused.reason == "SEED_KEY_MISSING"
         assert f"seed key '{ring.current}' is not in" in refused.message
-        assert get_table(server, "c") == before
+        assert get_table(server, "c") == table_before
     finally:
         server.stop()
     # The right file again: the round committed before the restarts deals as published.
     server = Serve(data, store, logs[2])
     try:
         dealt = deal(server, "c", "after-restarts")
-        assert dealt.commitment == before.next_commitment
+        assert dealt.commitment == table_before.next_commitment
         arrange_well(server, dealt)
         seed = bytes.fromhex(reveal(server, dealt.round_id).server_seed)
-        assert hashlib.sha256(seed).hexdigest() == before.next_commitment
+        assert hashlib.sha256(seed).hexdigest() == table_before.next_commitment
     finally:
         server.stop()

@@ -31,6 +31,7 @@ from tests.e2e.helpers import (
     wait_for_phase,
 )
 from tests.e2e.test_limits import EMOJI, LONG, _bad_tokens, assert_refused_briefly
+from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 
 _DECLARABLE = [s for s in Special if s not in SPLIT_PATTERNS]
@@ -256,7 +257,9 @@ def as_row(message: results_pb2.PlayerRound) -> dict[str, Any]:
     }
 
 
-def test_recall_lists_each_players_ended_rounds_newest_first_as_they_were_played(server, clock):
+def test_recall_lists_each_players_ended_rounds_newest_first_as_they_were_played(
+    server: ServerThread, clock: ManualClock
+) -> None:
     played = play_five_rounds(server, clock)
     caught_up(server)
     for player in "ABCD":
@@ -282,7 +285,9 @@ def test_recall_lists_each_players_ended_rounds_newest_first_as_they_were_played
     assert a[abandoned]["balance_after"] == balance(server, "A")
 
 
-def test_recall_balances_are_the_ledgers_around_the_rounds_coin_movements(server, clock):
+def test_recall_balances_are_the_ledgers_around_the_rounds_coin_movements(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """balance_before is the ledger's balance just before the round's first movement for the
     player, balance_after the one just after its last; coins is what those movements add."""
     play_five_rounds(server, clock)
@@ -302,7 +307,9 @@ def test_recall_balances_are_the_ledgers_around_the_rounds_coin_movements(server
             assert row.coins == sum(ledger[i].amount for i in moved)
 
 
-def test_a_round_in_play_is_not_recalled_until_it_is_over(server, clock):
+def test_a_round_in_play_is_not_recalled_until_it_is_over(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R10.4, R12.6: no hand shows before the round is over; once revealed it is the newest."""
     played = play_five_rounds(server, clock)
     caught_up(server)
@@ -317,7 +324,9 @@ def test_a_round_in_play_is_not_recalled_until_it_is_over(server, clock):
     assert newest.points == played[-1].result["A"].points
 
 
-def test_recall_refuses_bad_requests_and_misused_page_tokens(server, clock):
+def test_recall_refuses_bad_requests_and_misused_page_tokens(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """AIP-158: a negative page size, a token of another player's listing or of the ledger's,
     or one not from us, is INVALID_ARGUMENT naming the field; a missing player id too; a player
     without a wallet is NOT_FOUND as in ListLedgerEntries; one who has played nothing gets an
@@ -357,7 +366,7 @@ def test_recall_refuses_bad_requests_and_misused_page_tokens(server, clock):
     ]
 
 
-def test_recall_refuses_hostile_input_briefly_and_stores_nothing(server):
+def test_recall_refuses_hostile_input_briefly_and_stores_nothing(server: ServerThread) -> None:
     """As every other RPC (tests/e2e/test_limits.py): ids no store can hold and page tokens
     that are not ours are refused with a short message before the views are read."""
     credit(server, "A", 100, "start-A")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from projections.store import SCHEMA, SCHEMA_VERSION
 from service._generated.thirteen.v1 import results_pb2, table_pb2, wallet_pb2
@@ -25,6 +26,7 @@ from tests.e2e.test_player_rounds import (
     play_five_rounds,
 )
 from tests.support.clock import ManualClock
+from tests.support.health import health_stub
 from tests.support.server import ServerThread
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
@@ -42,7 +44,9 @@ def _every(call: Any, request: Any, items: str) -> list[Any]:
             return found
 
 
-def recall_from_other_answers(server: ServerThread, tables: tuple[str, ...]) -> dict[str, list]:
+def recall_from_other_answers(
+    server: ServerThread, tables: tuple[str, ...]
+) -> dict[str, list[Any]]:
     """Each player's recall as ListRounds, GetRound, ListRoundResults and ListLedgerEntries
     tell it, newest first. In the fixture no one who missed the showdown had submitted
     anything, so their piles are empty."""
@@ -117,7 +121,7 @@ def recall_from_other_answers(server: ServerThread, tables: tuple[str, ...]) -> 
     }
 
 
-def test_the_first_versions_store_is_recalled_after_its_views_are_rebuilt(tmp_path):
+def test_the_first_versions_store_is_recalled_after_its_views_are_rebuilt(tmp_path: Path) -> None:
     """The v1 fixture: revealed rounds with a foul, an escape (dan) and a round abandoned for
     want of players (R11.3), plus two rounds still open, which are not listed."""
     data = tmp_path / "data"
@@ -163,7 +167,9 @@ def _as_schema_2(data: Path, store: dict[str, str]) -> None:
         app.close()
 
 
-def test_views_of_schema_2_are_rebuilt_with_the_recall_on_start(start_server, store, tmp_path):
+def test_views_of_schema_2_are_rebuilt_with_the_recall_on_start(
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     first = start_server()
     played = play_five_rounds(first, first.clock)
     caught_up(first)
@@ -179,8 +185,8 @@ def test_views_of_schema_2_are_rebuilt_with_the_recall_on_start(start_server, st
 
 
 def test_views_of_a_newer_schema_are_left_alone_and_recall_is_unavailable(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     """A rolling upgrade (PostgreSQL) or a downgrade: a server of this version that finds views
     a later version built neither rebuilds them back to its own schema nor writes to them. It
     serves the game, gives up the views' lead, says so on health and in its projector's
@@ -204,12 +210,12 @@ def test_views_of_a_newer_schema_are_left_alone_and_recall_is_unavailable(
     assert before is None  # not this version's views
 
     second = start_server()
-    assert wait_until(lambda: second.running.projector.failure, "the projector's failure")
-    assert "newer than this server's" in second.running.projector.failure
+    failure = wait_until(lambda: second.running.projector.failure, "the projector's failure")
+    assert "newer than this server's" in failure
     second.wallets.Credit(
         wallet_pb2.CreditRequest(player_id="A", amount=5, transfer_id="while-newer")
     )  # the game goes on
-    check = health_pb2_grpc.HealthStub(second.channel).Check
+    check = health_stub(second.channel).Check
     results = health_pb2.HealthCheckRequest(service="thirteen.v1.ResultsService")
     assert check(results).status == health_pb2.HealthCheckResponse.NOT_SERVING
     refused = refusal_of(

@@ -26,6 +26,8 @@ from domain.rules.suggest import suggest
 from domain.tlog.chain import CHAIN, canonical, link
 from service._generated.thirteen.v1 import audit_pb2, table_pb2
 from service.bootstrap import open_app
+from tests.e2e.helpers import Served
+from tests.support.server import ServerThread
 
 from .helpers import (
     arrange_well,
@@ -49,9 +51,15 @@ SEEDS = {"C": "种子 from C's phone", "A": "a-7f3e"}  # B gives none; map order
 
 
 def deal_with(
-    server: Any, table_id: str, seeds: dict[str, str], client_seed: str = "dealer", **kw: str
-) -> Any:
-    request = table_pb2.DealRequest(table_id=table_id, client_seed=client_seed, **kw)
+    server: Served,
+    table_id: str,
+    seeds: dict[str, str],
+    client_seed: str = "dealer",
+    request_id: str = "",
+) -> table_pb2.DealResponse:
+    request = table_pb2.DealRequest(
+        table_id=table_id, client_seed=client_seed, request_id=request_id
+    )
     request.player_seeds.update(seeds)
     return server.tables.Deal(request)
 
@@ -74,7 +82,9 @@ def my_hand_from_the_revealed_seed(shown: Any, me: str) -> list[str]:
     return format_cards(hands[[p.player_id for p in seats].index(me)])
 
 
-def test_r12_8_a_deal_records_the_player_seeds_and_every_reader_shows_them(server):
+def test_r12_8_a_deal_records_the_player_seeds_and_every_reader_shows_them(
+    server: ServerThread,
+) -> None:
     """R12.8: the seeds given with Deal are recorded by player; DealResponse, GetRound (any
     viewer, before and after the reveal) and WatchTable show each on its player; the recorded
     client seed stays the caller's own."""
@@ -93,7 +103,9 @@ def test_r12_8_a_deal_records_the_player_seeds_and_every_reader_shows_them(serve
     assert seeds_shown(get_round(server, dealt.round_id)) == expected
 
 
-def test_r12_8_each_player_recomputes_their_own_hand_from_the_revealed_seed(server):
+def test_r12_8_each_player_recomputes_their_own_hand_from_the_revealed_seed(
+    server: ServerThread,
+) -> None:
     """R12.8, R12.6: after the reveal every player, reading only GetRound, finds their seed
     recorded and their own hand dealt by the published algorithm with the seeds mixed in;
     the same seeds without the players' ones give other hands."""
@@ -122,7 +134,9 @@ def test_r12_8_each_player_recomputes_their_own_hand_from_the_revealed_seed(serv
         ({"x" * 10_000: "a"}, "is not dealt into the round"),
     ],
 )
-def test_r12_8_bad_player_seeds_are_refused_and_nothing_is_stored(server, seeds, says):
+def test_r12_8_bad_player_seeds_are_refused_and_nothing_is_stored(
+    server: ServerThread, seeds: dict[str, str], says: str
+) -> None:
     """R12.8: a seed from anyone not seated and dealt in, or one that is not printable or is
     longer than 64 characters, is INVALID_ARGUMENT on player_seeds; no round, no event."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
@@ -141,11 +155,11 @@ def test_r12_8_bad_player_seeds_are_refused_and_nothing_is_stored(server, seeds,
     assert get_round_count(server, "t") == 0
 
 
-def get_round_count(server: Any, table_id: str) -> int:
+def get_round_count(server: Served, table_id: str) -> int:
     return server.tables.GetTable(table_pb2.GetTableRequest(table_id=table_id)).round_count
 
 
-def test_r12_8_a_repeated_deal_is_idempotent_on_its_player_seeds(server):
+def test_r12_8_a_repeated_deal_is_idempotent_on_its_player_seeds(server: ServerThread) -> None:
     """R12.8 with Deal's idempotency: the same request id with the same seeds (in any order,
     an empty seed being none) answers the stored round; other seeds, or none, are
     ALREADY_EXISTS and store nothing, during the round and after it."""
@@ -154,9 +168,13 @@ def test_r12_8_a_repeated_deal_is_idempotent_on_its_player_seeds(server):
     again = deal_with(server, "t", {"B": "", "C": SEEDS["C"], "A": "a-7f3e"}, request_id="d1")
     assert again == dealt
     for other in ({**SEEDS, "B": "b"}, {"A": "a-7f3e"}, {}):
+
+        def deal_again(_: None, seeds: dict[str, str] = other) -> table_pb2.DealResponse:
+            return deal_with(server, "t", seeds, request_id="d1")
+
         with nothing_stored(server, tables=["t"], rounds=[dealt.round_id], players=PLAYERS):
             assert_refused(
-                lambda r, other=other: deal_with(server, "t", other, request_id="d1"),
+                deal_again,
                 None,
                 EXISTS,
                 "ALREADY_EXISTS",
@@ -175,8 +193,8 @@ def test_r12_8_a_repeated_deal_is_idempotent_on_its_player_seeds(server):
 
 
 def test_r12_8_exports_carry_the_seeds_and_the_audit_recomputes_the_deal_with_them(
-    server, tmp_path
-):
+    server: ServerThread, tmp_path: Path
+) -> None:
     """R12.8: ExportRound holds the deal's player seeds (class version 2 of Dealt); AuditRound
     and the offline audit of the export recompute the deal with them and pass."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
@@ -272,7 +290,7 @@ def alter_seed(data: Path, round_id: str, *, relink: bool) -> None:
         db.close()
 
 
-def test_r12_8_the_untouched_seeded_store_audits_clean(seeded_store):
+def test_r12_8_the_untouched_seeded_store_audits_clean(seeded_store: tuple[Path, str]) -> None:
     data, round_id = seeded_store
     done = audit_cli(["--data", str(data), "--round", round_id])
     assert done.returncode == 0, done.stdout + done.stderr
@@ -280,7 +298,9 @@ def test_r12_8_the_untouched_seeded_store_audits_clean(seeded_store):
 
 
 @pytest.mark.parametrize("relink", [False, True], ids=["edited", "edited and relinked"])
-def test_r12_8_an_altered_player_seed_fails_the_audit(seeded_store, relink):
+def test_r12_8_an_altered_player_seed_fails_the_audit(
+    seeded_store: tuple[Path, str], relink: bool
+) -> None:
     """R12.8: a player seed changed in the stored deal no longer gives the recorded hands; the
     audit says so under R12.8 even when the forger recomputed the hash chain."""
     data, round_id = seeded_store

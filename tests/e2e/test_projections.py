@@ -28,7 +28,7 @@ def caught_up(server: ServerThread) -> ViewStore:
     return running.views
 
 
-def test_views_keep_the_invariants_after_random_play(server):
+def test_views_keep_the_invariants_after_random_play(server: ServerThread) -> None:
     played = simulate(server, seed=7, rounds=14)
     assert played.reveals, "the simulation revealed no round"
     views = caught_up(server)
@@ -54,7 +54,7 @@ def test_views_keep_the_invariants_after_random_play(server):
     assert views.balance(EXTERNAL) == -sum(views.balance(p) or 0 for p in played.players)
 
 
-def test_get_round_result_answers_as_soon_as_reveal_returns(server):
+def test_get_round_result_answers_as_soon_as_reveal_returns(server: ServerThread) -> None:
     played = simulate(server, seed=11, rounds=6)
     for round_id in played.reveals:  # no waiting between the two calls
         server.results.GetRoundResult(results_pb2.GetRoundResultRequest(round_id=round_id))
@@ -63,7 +63,7 @@ def test_get_round_result_answers_as_soon_as_reveal_returns(server):
             server.results.GetRoundResult(results_pb2.GetRoundResultRequest(round_id=round_id))
 
 
-def test_table_history_ledger_stats_and_leaderboard(server):
+def test_table_history_ledger_stats_and_leaderboard(server: ServerThread) -> None:
     played = simulate(server, seed=5, rounds=10)
     caught_up(server)
     history = []
@@ -95,8 +95,8 @@ def test_table_history_ledger_stats_and_leaderboard(server):
 
 
 def test_rebuilt_views_equal_the_live_ones_and_rebuilding_twice_is_identical(
-    server, store, tmp_path
-):
+    server: ServerThread, store: dict[str, str], tmp_path: Path
+) -> None:
     simulate(server, seed=3, rounds=12)
     live = caught_up(server).dump()
     server.stop()
@@ -115,7 +115,7 @@ def test_rebuilt_views_equal_the_live_ones_and_rebuilding_twice_is_identical(
     assert first == live
 
 
-def test_the_rebuild_command_replays_the_log_with_a_progress_bar(tmp_path):
+def test_the_rebuild_command_replays_the_log_with_a_progress_bar(tmp_path: Path) -> None:
     data = tmp_path / "data"
     from tests.support.clock import ManualClock
 
@@ -143,7 +143,7 @@ def test_the_rebuild_command_replays_the_log_with_a_progress_bar(tmp_path):
         views.close()
 
 
-def test_rebuild_refuses_while_a_server_keeps_the_views(tmp_path):
+def test_rebuild_refuses_while_a_server_keeps_the_views(tmp_path: Path) -> None:
     from tests.support.clock import ManualClock
 
     data = tmp_path / "data"

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -110,7 +111,7 @@ def answers(server: ServerThread, game: Game) -> dict[str, Any]:
         try:
             found[name] = read(server, game)
         except grpc.RpcError as error:
-            found[name] = Refused(error.code(), error.details())
+            found[name] = Refused(error.code(), error.details() or "")
     return found
 
 
@@ -145,8 +146,8 @@ def played(server: ServerThread) -> Game:
 
 
 def test_views_held_behind_a_command_answer_unavailable_then_what_it_did(
-    server, store, tmp_path, quick_bound
-):
+    server: ServerThread, store: dict[str, str], tmp_path: Path, quick_bound: None
+) -> None:
     """A credit and a round revealed while the views' writer is held: every read is
     UNAVAILABLE ("retry shortly") until the views hold them, then shows them."""
     play(server, "t", 1, PLAYERS)
@@ -168,7 +169,9 @@ def test_views_held_behind_a_command_answer_unavailable_then_what_it_did(
 # --- read-your-writes -------------------------------------------------------------------------
 
 
-def test_each_read_answers_right_after_a_command_with_what_it_did(start_server, store, tmp_path):
+def test_each_read_answers_right_after_a_command_with_what_it_did(
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     """Commands answered while the views lag (their writer held, released a moment after the
     reads came in): each read waits and shows the command. A player whose first credit is not
     projected yet is no unknown player. On PostgreSQL the reads are asked of a second server,
@@ -236,7 +239,9 @@ class _Upto:
         return self.app.load(aggregate_id, version)
 
 
-def test_a_rebuild_in_progress_answers_unavailable_then_the_whole_answer(server, quick_bound):
+def test_a_rebuild_in_progress_answers_unavailable_then_the_whole_answer(
+    server: ServerThread, quick_bound: None
+) -> None:
     """The views dropped (a rebuild's first step) with nobody to refill them: every read is
     UNAVAILABLE "being rebuilt". Refilled to half the log: UNAVAILABLE or complete. Refilled
     to the end: complete, as before."""
@@ -260,7 +265,9 @@ def test_a_rebuild_in_progress_answers_unavailable_then_the_whole_answer(server,
 
 
 @pytest.mark.parametrize("schema", [2, SCHEMA_VERSION + 1])
-def test_views_of_another_schema_answer_unavailable_naming_both(server, schema):
+def test_views_of_another_schema_answer_unavailable_naming_both(
+    server: ServerThread, schema: int
+) -> None:
     """Views marked as another version's (an earlier server keeping them during a rolling
     upgrade, or a later one): every read is UNAVAILABLE naming both schemas, even of a round
     whose row is there; marked as this version's again, the answers are back."""
@@ -291,16 +298,19 @@ def test_views_of_another_schema_answer_unavailable_naming_both(server, schema):
 # --- NOT_FOUND without loading the wallet -----------------------------------------------------
 
 
-def test_a_player_without_a_wallet_is_not_found_and_one_with_is_listed(server):
+def test_a_player_without_a_wallet_is_not_found_and_one_with_is_listed(
+    server: ServerThread,
+) -> None:
     """An unknown player is NOT_FOUND as before (the views' accounts decide, not a replay of
     the wallet); a page token made up for a player whose wallet came after the position it
     names still lists the player."""
     credit(server, "hero", 10, "first")
-    for call, request in [
+    reads: list[tuple[Callable[[Any], Any], Callable[..., Any]]] = [
         (server.results.ListLedgerEntries, results_pb2.ListLedgerEntriesRequest),
         (server.results.GetPlayerStats, results_pb2.GetPlayerStatsRequest),
         (server.results.ListPlayerRounds, results_pb2.ListPlayerRoundsRequest),
-    ]:
+    ]
+    for call, request in reads:
         assert_refused(
             call,
             request(player_id="nobody"),
@@ -317,7 +327,9 @@ def test_a_player_without_a_wallet_is_not_found_and_one_with_is_listed(server):
     assert _ledger(server, "hero").entries[0].amount == 10
 
 
-def test_a_round_not_over_is_refused_as_before_and_found_once_revealed(server):
+def test_a_round_not_over_is_refused_as_before_and_found_once_revealed(
+    server: ServerThread,
+) -> None:
     """GetRoundResult of a round still dealt is FAILED_PRECONDITION, of an unknown round
     NOT_FOUND, whatever the views hold; once revealed it is the result Reveal returned."""
     play(server, "t", 1, PLAYERS)

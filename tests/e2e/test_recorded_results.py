@@ -11,6 +11,7 @@ import pytest
 
 import domain.round
 from domain.rules.hands import describe_against
+from domain.rules.scoring import score_round
 from service._generated.thirteen.v1 import results_pb2, table_pb2
 from service.report import explain, replay
 from tests.e2e.helpers import (
@@ -34,7 +35,7 @@ PLAYERS = ["A", "B", "C", "D"]
 def scored(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Each showdown scored in this process (``score_round`` as rounds call it), by players."""
     calls: list[int] = []
-    real = domain.round.score_round
+    real = score_round  # as domain.round imports it
 
     def counting(seats: Any, ruleset: Any) -> Any:
         calls.append(len(seats))
@@ -58,7 +59,9 @@ def _serve_everything(server: ServerThread, round_id: str) -> None:
     explain.load(server.app, round_id)
 
 
-def test_r9_3_serving_a_finished_round_scores_nothing(server: ServerThread, scored: list[int]):
+def test_r9_3_serving_a_finished_round_scores_nothing(
+    server: ServerThread, scored: list[int]
+) -> None:
     """The reveal scores the showdown once; GetRound, WatchTable, GetRoundResult, the
     projector, a repeated Reveal, replay and explain copy what it recorded."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
@@ -76,7 +79,7 @@ def test_r9_3_serving_a_finished_round_scores_nothing(server: ServerThread, scor
 
 def test_r6_3_explain_words_each_pile_as_the_scorer_recorded_it(
     server: ServerThread, scored: list[int]
-):
+) -> None:
     """A foul pair and normal pairs: explain's per-pile results, worths and words are the
     scorer's, read from the Revealed event, not worked out again."""
     seated_table(server, "t", dict.fromkeys(PLAYERS, 1000))
@@ -107,8 +110,8 @@ def test_r6_3_explain_words_each_pile_as_the_scorer_recorded_it(
     # The words are those of R2 for the piles compared (R6.1), as the scorer gave them.
     b, c = (round_.play_of(p).arrangement for p in "BC")
     assert b is not None and c is not None
-    pair = next(p for p in report.pairs if (p.a, p.b) == ("B", "C"))
-    for k, pile in enumerate(pair.piles):
+    b_and_c = next(p for p in report.pairs if (p.a, p.b) == ("B", "C"))
+    for k, pile in enumerate(b_and_c.piles):
         vb, vc = b.values()[k], c.values()[k]
         front = pile.name == "front"
         assert pile.a_words == describe_against(vb, vc, front=front)

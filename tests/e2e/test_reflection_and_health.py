@@ -4,10 +4,13 @@ load balancers can ask for health (issue 3 §4)."""
 from __future__ import annotations
 
 from google.protobuf.descriptor_pool import DescriptorPool
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
+
+from tests.support.health import health_stub
+from tests.support.server import ServerThread
 
 NAMES = [
     "thirteen.v1.WalletService",
@@ -18,7 +21,7 @@ NAMES = [
 ]
 
 
-def test_reflection_lists_every_service_with_its_methods(server):
+def test_reflection_lists_every_service_with_its_methods(server: ServerThread) -> None:
     database = ProtoReflectionDescriptorDatabase(server.channel)
     assert set(NAMES) <= set(database.get_services())
     pool = DescriptorPool(database)
@@ -30,8 +33,8 @@ def test_reflection_lists_every_service_with_its_methods(server):
     assert [f.name for f in credit.fields] == ["player_id", "amount", "transfer_id"]
 
 
-def test_health_reports_serving_for_the_server_and_each_service(server):
-    health = health_pb2_grpc.HealthStub(server.channel)
+def test_health_reports_serving_for_the_server_and_each_service(server: ServerThread) -> None:
+    health = health_stub(server.channel)
     for name in ["", *NAMES]:
         reply = health.Check(health_pb2.HealthCheckRequest(service=name))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING, name

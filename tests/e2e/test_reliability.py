@@ -15,14 +15,16 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
-from projections.folds import ViewFold
+from projections.folds import Record, RoundLoader, ViewFold
 from service._generated.thirteen.v1 import results_pb2, table_pb2, table_pb2_grpc, wallet_pb2
 from tests.e2e.helpers import (
     arrange_well,
@@ -36,6 +38,7 @@ from tests.e2e.helpers import (
 from tests.fixtures.v1_outputs import OUTPUTS as V1_OUTPUTS
 from tests.fixtures.v1_outputs import capture as capture_v1_outputs
 from tests.support.clock import ManualClock
+from tests.support.health import health_stub
 from tests.support.server import ServerThread
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
@@ -63,7 +66,9 @@ def assert_audit_passes(store: dict[str, str], data: Path) -> None:
     assert done.returncode == 0 and not failed, failed[:5] or done.stdout[-2000:]
 
 
-def test_audit_passes_and_nothing_aborts_while_seated_players_top_up(server, store, tmp_path):
+def test_audit_passes_and_nothing_aborts_while_seated_players_top_up(
+    server: ServerThread, store: dict[str, str], tmp_path: Path
+) -> None:
     """Three tables play full rounds while another client credits their seated players one
     coin at a time: every chain link stays right and no Deal or Reveal gives up (ABORTED)."""
     tables = {f"t{t}": [f"p{t}{i}" for i in range(4)] for t in range(3)}
@@ -98,10 +103,10 @@ def test_audit_passes_and_nothing_aborts_while_seated_players_top_up(server, sto
                 return
 
     toppers = [threading.Thread(target=top_up, args=(str(k),)) for k in range(2)]
-    players = [threading.Thread(target=play, args=(t,)) for t in tables]
-    for thread in toppers + players:
+    playing = [threading.Thread(target=play, args=(t,)) for t in tables]
+    for thread in toppers + playing:
         thread.start()
-    for thread in players:
+    for thread in playing:
         thread.join(timeout=120)
     stop.set()
     for thread in toppers:
@@ -128,8 +133,8 @@ def _result(server: ServerThread, round_id: str) -> results_pb2.GetRoundResultRe
 
 
 def test_views_keep_moving_after_a_restart_between_the_last_arrange_and_the_reveal(
-    start_server,
-):
+    start_server: Callable[[], ServerThread],
+) -> None:
     first = start_server()
     round_id = _arranged_round(first)
     first.stop()
@@ -142,7 +147,7 @@ def test_views_keep_moving_after_a_restart_between_the_last_arrange_and_the_reve
     )
 
 
-def test_views_survive_every_projector_reset_mid_round(server):
+def test_views_survive_every_projector_reset_mid_round(server: ServerThread) -> None:
     """A stale batch, an exception or a change of leader resets the projector's working state;
     it rebuilds that state from what is stored and goes on."""
     round_id = _arranged_round(server)
@@ -156,13 +161,15 @@ def test_views_survive_every_projector_reset_mid_round(server):
 
 
 def _health(server: ServerThread, service: str) -> int:
-    stub = health_pb2_grpc.HealthStub(server.channel)
+    stub = health_stub(server.channel)
     return stub.Check(health_pb2.HealthCheckRequest(service=service)).status
 
 
 def test_a_projector_that_cannot_apply_an_event_says_so_and_commands_go_on(
-    server, monkeypatch, caplog_json
-):
+    server: ServerThread,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog_json: Callable[[], list[dict[str, Any]]],
+) -> None:
     """The results service turns NOT_SERVING on health, the log names the event, commands
     keep working, and once the cause is gone the views catch up and it serves again."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -170,7 +177,7 @@ def test_a_projector_that_cannot_apply_an_event_says_so_and_commands_go_on(
     broken = threading.Event()
     broken.set()
 
-    def failing(self, event, load_round=None):  # type: ignore[no-untyped-def]
+    def failing(self: ViewFold, event: Any, load_round: RoundLoader | None = None) -> list[Record]:
         if broken.is_set() and type(event).__name__ == "Revealed":
             raise ValueError("simulated defect in a fold")
         return apply(self, event, load_round)
@@ -196,7 +203,9 @@ def test_a_projector_that_cannot_apply_an_event_says_so_and_commands_go_on(
     assert _result(server, dealt.round_id).players == revealed.players
 
 
-def test_start_up_resumes_from_the_views_position_and_still_sweeps_open_rounds(start_server, clock):
+def test_start_up_resumes_from_the_views_position_and_still_sweeps_open_rounds(
+    start_server: Callable[[], ServerThread], clock: ManualClock
+) -> None:
     first = start_server()
     seated_table(first, "t", {"A": 1000, "B": 1000})
     for _ in range(3):
@@ -220,7 +229,9 @@ def test_start_up_resumes_from_the_views_position_and_still_sweeps_open_rounds(s
     )
 
 
-def test_a_store_written_by_the_first_version_is_served_audited_and_played_on(tmp_path):
+def test_a_store_written_by_the_first_version_is_served_audited_and_played_on(
+    tmp_path: Path,
+) -> None:
     """The fixture store (tests/fixtures/v1_store, written by the first landed version) holds
     a round with every hand arranged but not revealed and one past its deadline: the current
     version reveals both, its views are rebuilt for the new view schema and agree with the
@@ -258,7 +269,7 @@ def test_a_store_written_by_the_first_version_is_served_audited_and_played_on(tm
     assert_audit_passes({"THIRTEEN_STORE": "sqlite"}, data)
 
 
-def test_old_rounds_answer_exactly_as_before_their_results_were_recorded():
+def test_old_rounds_answer_exactly_as_before_their_results_were_recorded() -> None:
     """STYLE 14: the finished rounds of the fixture store were revealed by ``Revealed`` events
     of class version 1, which recorded no showdown. Read through the upcast and scored from
     their own events (R9.3), they answer what the version before results were recorded
@@ -282,7 +293,7 @@ def _v1_caller(entry: dict[str, object]) -> dict[str, object]:
     return entry
 
 
-def test_restart_time_does_not_grow_with_the_log(start_server):
+def test_restart_time_does_not_grow_with_the_log(start_server: Callable[[], ServerThread]) -> None:
     """The follower starts where the views are, not at the start of the log."""
     first = start_server()
     seated_table(first, "t", {"A": 1000, "B": 1000})
@@ -299,8 +310,8 @@ def test_restart_time_does_not_grow_with_the_log(start_server):
 
 
 def test_terminated_postgres_connections_are_replaced_and_nothing_is_lost(
-    store, tmp_path, clock, monkeypatch
-):
+    store: dict[str, str], tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every PostgreSQL session of the server (event store pool, views, projector lock) is cut
     with pg_terminate_backend between commands, twice: the next commands, the views and the
     projector's leadership carry on."""
@@ -339,7 +350,9 @@ def test_terminated_postgres_connections_are_replaced_and_nothing_is_lost(
         server.stop()
 
 
-def test_made_up_viewers_share_the_observers_message(server, monkeypatch):
+def test_made_up_viewers_share_the_observers_message(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Anyone but a player of a round in progress sees what an observer sees, so streams with
     thirty invented viewer names cost one message build per event, not thirty."""
     from collections import Counter
@@ -354,7 +367,7 @@ def test_made_up_viewers_share_the_observers_message(server, monkeypatch):
     built: Counter[int] = Counter()
     real = table_pb2.WatchTableResponse
 
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def counted(*args: Any, **kwargs: Any) -> table_pb2.WatchTableResponse:
         message = real(*args, **kwargs)
         built[message.position] += 1
         return message
@@ -381,7 +394,9 @@ def test_made_up_viewers_share_the_observers_message(server, monkeypatch):
     assert all(built[m.position] == 1 for m in live), built
 
 
-def test_stopping_the_server_ends_every_stream_with_where_to_resume(start_server):
+def test_stopping_the_server_ends_every_stream_with_where_to_resume(
+    start_server: Callable[[], ServerThread],
+) -> None:
     server = start_server()
     seated_table(server, "t", {"A": 1000, "B": 1000})
     channel = grpc.insecure_channel(server.address)  # the test's, open after the server's
@@ -397,5 +412,5 @@ def test_stopping_the_server_ends_every_stream_with_where_to_resume(start_server
         with pytest.raises(grpc.RpcError) as ended:
             list(stream)
         assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert "the server is stopping; resume with after=" in ended.value.details()
+        assert "the server is stopping; resume with after=" in (ended.value.details() or "")
     channel.close()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -89,14 +90,14 @@ def _play_round(channel: grpc.Channel, tag: str) -> str:
     return dealt.round_id
 
 
-def _wait_for(predicate, timeout: float = 20.0) -> None:
+def _wait_for(predicate: Callable[[], object], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline
         time.sleep(0.05)
 
 
-def test_one_projector_leads_and_another_takes_over_when_it_is_killed(tmp_path):
+def test_one_projector_leads_and_another_takes_over_when_it_is_killed(tmp_path: Path) -> None:
     with store_environ("postgres", tmp_path) as environ:
         first = Replica(environ, tmp_path / "a")
         second = Replica(environ, tmp_path / "b")
@@ -130,7 +131,7 @@ def test_one_projector_leads_and_another_takes_over_when_it_is_killed(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["sqlite"])
-def test_serve_refuses_a_bad_store_setting_with_one_line(kind, tmp_path):
+def test_serve_refuses_a_bad_store_setting_with_one_line(kind: str, tmp_path: Path) -> None:
     done = subprocess.run(
         [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path)],
         capture_output=True,
@@ -143,7 +144,7 @@ def test_serve_refuses_a_bad_store_setting_with_one_line(kind, tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_a_second_server_on_a_taken_port_fails_instead_of_sharing_it(tmp_path):
+def test_a_second_server_on_a_taken_port_fails_instead_of_sharing_it(tmp_path: Path) -> None:
     first = Replica({"THIRTEEN_STORE": "sqlite"}, tmp_path / "a")
     try:
         done = subprocess.run(
@@ -167,7 +168,7 @@ def test_a_second_server_on_a_taken_port_fails_instead_of_sharing_it(tmp_path):
         first.stop()
 
 
-def test_sigterm_drains_and_stops_gracefully(tmp_path):
+def test_sigterm_drains_and_stops_gracefully(tmp_path: Path) -> None:
     replica = Replica({"THIRTEEN_STORE": "sqlite"}, tmp_path / "a")
     replica.channel.close()
     replica.process.send_signal(signal.SIGTERM)

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -56,8 +57,11 @@ class Played:
     # transfer id → player, signed amount, the replica that answered, the balance answered
     transfers: dict[str, tuple[str, int, int, int]] = field(default_factory=dict)
     # round id → the deal's request, the replica that dealt, its answer
-    deals: dict[str, tuple[Any, int, Any]] = field(default_factory=dict)
-    reveals: dict[str, tuple[int, Any]] = field(default_factory=dict)  # → revealer, answer
+    deals: dict[str, tuple[table_pb2.DealRequest, int, table_pb2.DealResponse]] = field(
+        default_factory=dict
+    )
+    # round id → the replica that revealed it, its answer
+    reveals: dict[str, tuple[int, table_pb2.RevealResponse]] = field(default_factory=dict)
     rounds: dict[str, list[str]] = field(default_factory=dict)  # table → its rounds in order
 
     def transfer(self, side: int, player: str, signed: int, transfer_id: str) -> None:
@@ -76,10 +80,10 @@ class Played:
 def move(side: Side, player: str, signed: int, transfer_id: str) -> int:
     """Credit (``signed`` > 0) or debit coins; the balance answered."""
     if signed > 0:
-        request = wallet_pb2.CreditRequest(player_id=player, amount=signed, transfer_id=transfer_id)
-        return side.wallets.Credit(request).balance
-    request = wallet_pb2.DebitRequest(player_id=player, amount=-signed, transfer_id=transfer_id)
-    return side.wallets.Debit(request).balance
+        credit = wallet_pb2.CreditRequest(player_id=player, amount=signed, transfer_id=transfer_id)
+        return side.wallets.Credit(credit).balance
+    debit = wallet_pb2.DebitRequest(player_id=player, amount=-signed, transfer_id=transfer_id)
+    return side.wallets.Debit(debit).balance
 
 
 def results(futures: list[Future[Any]]) -> list[Any]:
@@ -166,7 +170,7 @@ def assert_balances(played: Played) -> None:
             assert (got.balance, got.round_id, got.table_id) == (played.expected(p), "", p[:2])
 
 
-def test_coins_add_up_on_both_replicas(played: Played):
+def test_coins_add_up_on_both_replicas(played: Played) -> None:
     """Issue 10, R7.2, R9: every round sums to zero, and each wallet's balance, read on either
     replica, is its credits − debits + settlements."""
     assert len(played.reveals) == TABLES * ROUNDS
@@ -176,18 +180,18 @@ def test_coins_add_up_on_both_replicas(played: Played):
     assert_balances(played)
 
 
-def test_every_revealed_round_is_settled_exactly_once(played: Played):
+def test_every_revealed_round_is_settled_exactly_once(played: Played) -> None:
     """Issue 10, R9.3: the results view lists each table's rounds once with the receipts
     Reveal gave, and each player's ledger holds one settlement a round, of the coins Reveal
     answered, beside its credits and debit; it sums to the balance."""
     sides = played.sides
     for round_id, (revealer, answer) in played.reveals.items():
-        request = results_pb2.GetRoundResultRequest(round_id=round_id)
-        found = sides[1 - revealer].results.GetRoundResult(request)  # read-your-writes
-        assert (found.receipt, list(found.players)) == (answer.receipt, list(answer.players))
+        one = results_pb2.GetRoundResultRequest(round_id=round_id)
+        kept = sides[1 - revealer].results.GetRoundResult(one)  # read-your-writes
+        assert (kept.receipt, list(kept.players)) == (answer.receipt, list(answer.players))
     for table, rounds in played.rounds.items():
-        request = results_pb2.ListRoundResultsRequest(table_id=table, page_size=100)
-        listed = sides[0].results.ListRoundResults(request).rounds
+        listing = results_pb2.ListRoundResultsRequest(table_id=table, page_size=100)
+        listed = sides[0].results.ListRoundResults(listing).rounds
         assert [(r.round_id, r.outcome, r.result.receipt) for r in listed] == [
             (r, "revealed", played.reveals[r][1].receipt) for r in rounds
         ]
@@ -210,7 +214,7 @@ def test_every_revealed_round_is_settled_exactly_once(played: Played):
         assert sum(e.amount for e in found) == found[-1].balance_after == played.expected(p)
 
 
-def test_the_audit_passes_from_the_store_and_over_grpc(played: Played, tmp_path):
+def test_the_audit_passes_from_the_store_and_over_grpc(played: Played, tmp_path: Path) -> None:
     """Issue 10: ``thirteen audit --all`` finds every round and no failed check, and
     AuditRound on the replica that did not reveal a round confirms the receipt it handed out."""
     done = subprocess.run(
@@ -229,7 +233,7 @@ def test_the_audit_passes_from_the_store_and_over_grpc(played: Played, tmp_path)
         assert audited.ok, [f for f in audited.findings if not f.ok]
 
 
-def test_a_command_repeated_on_the_other_replica_answers_what_was_stored(played: Played):
+def test_a_command_repeated_on_the_other_replica_answers_what_was_stored(played: Played) -> None:
     """Issue 10, R10.4, R7.2: every Reveal, Credit, Debit and Deal again, at once, on the
     replica that did not answer it: the same result and receipt, the same balance, the same
     round; and nothing moves."""
@@ -249,16 +253,16 @@ def test_a_command_repeated_on_the_other_replica_answers_what_was_stored(played:
         results([*reveals.values(), *deals.values(), *transfers.values()])
     for r, again in reveals.items():
         assert again.result() == played.reveals[r][1]
-    for r, again in deals.items():
-        first, second = played.deals[r][2], again.result()
+    for r, dealt_again in deals.items():
+        first, second = played.deals[r][2], dealt_again.result()
         assert (second.round_id, second.number, second.commitment, hands_of(second)) == (
             first.round_id,
             first.number,
             first.commitment,
             hands_of(first),
         )
-    for i, again in transfers.items():
-        assert again.result() == played.transfers[i][3]
+    for i, moved_again in transfers.items():
+        assert moved_again.result() == played.transfers[i][3]
     assert_balances(played)
     for t in range(TABLES):
         table = sides[t % 2].tables.GetTable(table_pb2.GetTableRequest(table_id=f"t{t}"))

@@ -4,6 +4,7 @@ the stored events — tables, rounds, balances, the next commitment — and play
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from tests.e2e.helpers import (
@@ -21,11 +22,15 @@ from tests.e2e.helpers import (
     seated_table,
     wait_for_phase,
 )
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
 
 PLAYERS = ["A", "B", "C"]
 
 
-def test_a_restart_keeps_tables_rounds_balances_and_the_next_commitment(start_server):
+def test_a_restart_keeps_tables_rounds_balances_and_the_next_commitment(
+    start_server: Callable[[], ServerThread],
+) -> None:
     """R12.1: the committed seed survives the restart (the next deal uses it); a revealed round
     reads the same; a round dealt before the restart can be arranged and revealed after it."""
     first = start_server()
@@ -39,7 +44,7 @@ def test_a_restart_keeps_tables_rounds_balances_and_the_next_commitment(start_se
     wallets = balances(first, PLAYERS)
     rounds = first.tables.ListRounds(table_pb2.ListRoundsRequest(table_id="t"))
 
-    def last(message):
+    def last(message: table_pb2.WatchTableResponse) -> bool:
         return message.type == "HandArranged" and message.round_id == open_round.round_id
 
     history = events(first, "t", last)
@@ -63,7 +68,9 @@ def test_a_restart_keeps_tables_rounds_balances_and_the_next_commitment(start_se
     assert sum(balances(second, PLAYERS).values()) == 1000 + 700 + 480
 
 
-def test_a_round_dealt_before_a_restart_is_revealed_by_the_new_servers_sweeper(start_server, clock):
+def test_a_round_dealt_before_a_restart_is_revealed_by_the_new_servers_sweeper(
+    start_server: Callable[[], ServerThread], clock: ManualClock
+) -> None:
     """R10.3: the sweeper of the restarted server knows the open rounds from the log and
     reveals them at their deadline; R4.3: whoever did not arrange is foul."""
     first = start_server()

@@ -47,7 +47,7 @@ def refusal(call: Callable[[], object]) -> Refusal:
     return Refusal.of(refused.value)
 
 
-def test_a_round_in_progress_and_no_round_at_all_are_refused_alike(roles):
+def test_a_round_in_progress_and_no_round_at_all_are_refused_alike(roles: World) -> None:
     ids = setup(roles)
     for rpc, ask in ASK.items():
         for role in MAY_ASK[rpc]:
@@ -65,7 +65,9 @@ def test_a_round_in_progress_and_no_round_at_all_are_refused_alike(roles):
             ), (rpc, role)
 
 
-def test_dealers_and_admin_read_rounds_in_progress_and_hear_not_found_for_none(roles):
+def test_dealers_and_admin_read_rounds_in_progress_and_hear_not_found_for_none(
+    roles: World,
+) -> None:
     ids = setup(roles)
     get = ASK["GetRound"]
     for role in ("dealer", "dealer2", "admin"):

@@ -9,11 +9,12 @@ import pytest
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import parse_cards
 from domain.rules.play import Play
-from domain.rules.ruleset import FUJIAN, STANDARD
+from domain.rules.ruleset import FUJIAN, STANDARD, Ruleset
 from domain.rules.scoring import Seat, score_round
 from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
     PHASE,
+    Piles,
     arrange,
     arrange_well,
     assert_refused,
@@ -30,9 +31,11 @@ from tests.e2e.helpers import (
     seated_table,
     wait_for_phase,
 )
+from tests.support.clock import ManualClock
+from tests.support.server import ServerThread
 
 
-def _score(submitted, ruleset=STANDARD):
+def _score(submitted: dict[str, Piles], ruleset: Ruleset = STANDARD) -> dict[str, int]:
     """R6 from the domain for these arrangements, in seat order: the server must agree."""
     seats = [
         Seat(p, Play(Arrangement(*(parse_cards(pile) for pile in piles))))
@@ -42,7 +45,9 @@ def _score(submitted, ruleset=STANDARD):
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
-def test_r10_a_round_is_dealt_arranged_revealed_and_settled_on_a_table_of_n(server, players):
+def test_r10_a_round_is_dealt_arranged_revealed_and_settled_on_a_table_of_n(
+    server: ServerThread, players: int
+) -> None:
     """R10.1, R12.5: everyone seated gets 13 distinct cards; R10.3: once all have arranged the
     round can be revealed; R6.8, R7.2: points and coins sum to zero; R9: balances move by the
     settlement."""
@@ -87,7 +92,9 @@ def test_r10_a_round_is_dealt_arranged_revealed_and_settled_on_a_table_of_n(serv
     assert (table.current_round_id, table.round_count) == ("", 1)
 
 
-def test_r4_3_a_foul_draft_is_accepted_and_can_be_corrected_before_the_reveal(server):
+def test_r4_3_a_foul_draft_is_accepted_and_can_be_corrected_before_the_reveal(
+    server: ServerThread,
+) -> None:
     """R4.3: a foul arrangement is accepted as a draft and reported as a foul; R10.3: it keeps
     the round from being revealed before the deadline; the corrected arrangement counts."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -120,7 +127,9 @@ def test_r4_3_a_foul_draft_is_accepted_and_can_be_corrected_before_the_reveal(se
     assert (list(a.front), list(a.middle), list(a.back)) == fixed
 
 
-def test_r4_3_a_foul_left_at_the_deadline_loses_every_pile_when_the_sweeper_reveals(server, clock):
+def test_r4_3_a_foul_left_at_the_deadline_loses_every_pile_when_the_sweeper_reveals(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R4.3, R10.3: after the deadline the sweeper reveals on its own; the player whose latest
     arrangement is a foul is foul; R6.3: the other wins all three piles as a scoop, 3 × 2."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -140,7 +149,9 @@ def test_r4_3_a_foul_left_at_the_deadline_loses_every_pile_when_the_sweeper_reve
     assert get_table(server, "t").current_round_id == ""
 
 
-def test_r4_3_a_missing_arrangement_is_foul_when_the_sweeper_reveals_at_the_deadline(server, clock):
+def test_r4_3_a_missing_arrangement_is_foul_when_the_sweeper_reveals_at_the_deadline(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R4.3: 超时 — a player who never arranged is foul at the showdown; R10.3: the sweeper
     reveals the round once the deadline passes, without any call."""
     seated_table(server, "t", {"A": 500, "B": 500, "C": 500})
@@ -161,7 +172,9 @@ def test_r4_3_a_missing_arrangement_is_foul_when_the_sweeper_reveals_at_the_dead
     assert revealed.server_seed
 
 
-def test_r6_4_when_nobody_arranges_everyone_is_foul_and_nobody_wins(server, clock):
+def test_r6_4_when_nobody_arranges_everyone_is_foul_and_nobody_wins(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R4.3, R6.4: foul against foul is 0; the sweeper still reveals and settles nothing."""
     seated_table(server, "t", {"A": 500, "B": 500})
     dealt = deal(server, "t")
@@ -171,7 +184,9 @@ def test_r6_4_when_nobody_arranges_everyone_is_foul_and_nobody_wins(server, cloc
     assert balances(server, ["A", "B"]) == {"A": 500, "B": 500}
 
 
-def test_r13_the_fujian_preset_and_custom_parameters_are_recorded_and_scored(server):
+def test_r13_the_fujian_preset_and_custom_parameters_are_recorded_and_scored(
+    server: ServerThread,
+) -> None:
     """R13: a table records its ruleset in full; a preset with overrides is ``custom``; R6.1:
     the round is scored with the recorded pile bonuses."""
     parameters = table_pb2.RulesetParameters(scoop_multiplier=3, arrange_seconds=30)
@@ -202,7 +217,9 @@ def test_r13_the_fujian_preset_and_custom_parameters_are_recorded_and_scored(ser
     ("coins", "base"),
     [({"A": 48, "B": 100_000}, 1), ({"A": 479, "B": 480}, 1), ({"A": 4800, "B": 48_000}, 100)],
 )
-def test_r8_3_the_base_stake_is_the_bracket_of_the_lowest_balance_at_the_deal(server, coins, base):
+def test_r8_3_the_base_stake_is_the_bracket_of_the_lowest_balance_at_the_deal(
+    server: ServerThread, coins: dict[str, int], base: int
+) -> None:
     """R8.2, R8.3: the deal fixes the base from the lowest balance and records every balance."""
     seated_table(server, "t", coins)
     dealt = deal(server, "t")
@@ -210,7 +227,9 @@ def test_r8_3_the_base_stake_is_the_bracket_of_the_lowest_balance_at_the_deal(se
     assert {p.player_id: p.balance_at_deal for p in dealt.players} == coins
 
 
-def test_aip_158_rounds_are_listed_oldest_first_page_by_page(server, clock):
+def test_aip_158_rounds_are_listed_oldest_first_page_by_page(
+    server: ServerThread, clock: ManualClock
+) -> None:
     """R10.1: a table's rounds are numbered in order; ListRounds pages through them oldest first
     with an opaque token (table.proto, AIP-158)."""
     seated_table(server, "t", {"A": 1000, "B": 1000})

@@ -1,9 +1,10 @@
 """A whole round through the real server, on both stores."""
 
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
+from tests.support.server import ServerThread
 
 
-def test_a_round_from_credit_to_reveal(server):
+def test_a_round_from_credit_to_reveal(server: ServerThread) -> None:
     for p in "ABCD":
         server.wallets.Credit(
             wallet_pb2.CreditRequest(player_id=p, amount=1000, transfer_id=f"c-{p}")

@@ -3,7 +3,9 @@ a client seed whose deal holds the specials it needs (``client_seed_for``)."""
 
 from __future__ import annotations
 
-from domain.rules.cards import format_cards, parse_cards
+from collections.abc import Sequence
+
+from domain.rules.cards import Card, format_cards, parse_cards
 from domain.rules.specials import (
     SPLIT_PATTERNS,
     Special,
@@ -12,6 +14,7 @@ from domain.rules.specials import (
     qualifying,
     split_qualifies,
 )
+from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
     arrange,
     arrange_well,
@@ -22,26 +25,29 @@ from tests.e2e.helpers import (
     reveal,
     seated_table,
 )
+from tests.support.server import ServerThread
 
 # Specials whose check is cheap enough to run on thousands of candidate deals.
 _CHEAP = [s for s in Special if s not in SPLIT_PATTERNS] + [Special.THREE_FLUSHES]
 
 
-def _cheap_special(hand) -> bool:
+def _cheap_special(hand: Sequence[Card]) -> bool:
     return any(qualifies(s, hand) for s in _CHEAP)
 
 
-def _split_of(reply) -> Split:
+def _split_of(reply: table_pb2.ArrangeResponse) -> Split:
     return Split(*(parse_cards(pile) for pile in (reply.front, reply.middle, reply.back)))
 
 
-def _two_specials_one_a_split(hands) -> bool:
+def _two_specials_one_a_split(hands: Sequence[Sequence[Card]]) -> bool:
     """One hand holds three flushes, another some other cheaply checked special."""
     flushes = [i for i, h in enumerate(hands) if qualifies(Special.THREE_FLUSHES, h)]
     return any(i != j and _cheap_special(hands[j]) for i in flushes for j in range(len(hands)))
 
 
-def test_r5_4_specials_declared_by_name_and_as_any_score_by_r6_5_and_r6_6(server):
+def test_r5_4_specials_declared_by_name_and_as_any_score_by_r6_5_and_r6_6(
+    server: ServerThread,
+) -> None:
     """R5.4: one player declares three flushes by name, another declares ``any`` and gets the
     strongest special the cards hold; R5.5: the service records a qualifying split for the
     split pattern; R6.5: each special takes its points from every normal hand without
@@ -94,7 +100,9 @@ def test_r5_4_specials_declared_by_name_and_as_any_score_by_r6_5_and_r6_6(server
     assert balance(server, named) == 1000 + by_player[named].coins
 
 
-def test_r5_5_a_player_may_give_the_split_of_a_split_special_and_it_is_recorded(server):
+def test_r5_5_a_player_may_give_the_split_of_a_split_special_and_it_is_recorded(
+    server: ServerThread,
+) -> None:
     """R5.5: the qualifying split given with the declaration is recorded as given; the foul rule
     does not apply to it."""
     seated_table(server, "t", {"A": 1000, "B": 1000})
@@ -106,7 +114,11 @@ def test_r5_5_a_player_may_give_the_split_of_a_split_special_and_it_is_recorded(
     assert found is not None and found.split is not None
     # Give the piles in another order than the service would, low cards first.
     split = found.split
-    given = tuple(format_cards(sorted(pile)) for pile in (split.front, split.middle, split.back))
+    given = (
+        format_cards(sorted(split.front)),
+        format_cards(sorted(split.middle)),
+        format_cards(sorted(split.back)),
+    )
     reply = arrange(server, dealt.round_id, "A", given, special="three_flushes")
     assert (reply.special, reply.foul) == ("three_flushes", False)
     assert (list(reply.front), list(reply.middle), list(reply.back)) == given
@@ -118,7 +130,9 @@ def test_r5_5_a_player_may_give_the_split_of_a_split_special_and_it_is_recorded(
     assert a.points == Special.THREE_FLUSHES.default_points  # R6.5: against B's normal hand
 
 
-def test_r5_6_get_round_tells_the_viewer_which_specials_their_own_hand_qualifies_for(server):
+def test_r5_6_get_round_tells_the_viewer_which_specials_their_own_hand_qualifies_for(
+    server: ServerThread,
+) -> None:
     """Only the viewer's own hand carries the list, and only before the round is over."""
     from domain.rules.cards import parse_cards
     from domain.rules.specials import qualifying

@@ -7,8 +7,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import grpc
+import pytest
 
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2
 from tests.e2e.helpers import (
@@ -23,6 +26,7 @@ from tests.e2e.helpers import (
     wait_until,
 )
 from tests.e2e.test_watch_backpressure import hub_of
+from tests.support.server import ServerThread
 
 STREAMS = 64  # eight times the server's worker threads
 IDLE_STREAMS = 150
@@ -30,7 +34,7 @@ VIEWERS = ["", "A", "B", "C", "mallory"]
 ROUNDS = 3
 
 
-def test_many_open_watch_streams_do_not_starve_unary_calls(server):
+def test_many_open_watch_streams_do_not_starve_unary_calls(server: ServerThread) -> None:
     server.tables.OpenTable(table_pb2.OpenTableRequest(table_id="busy"))
     streams = [
         server.tables.WatchTable(table_pb2.WatchTableRequest(table_id="busy"))
@@ -52,7 +56,9 @@ def test_many_open_watch_streams_do_not_starve_unary_calls(server):
             stream.cancel()
 
 
-def test_idle_streams_on_a_busy_table_share_each_event_message(server, monkeypatch):
+def test_idle_streams_on_a_busy_table_share_each_event_message(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """table.proto WatchTable, STYLE 12: 150 streams on one table, as five viewers, whose
     clients never read while rounds are played: each event's message is built at most once
     per viewer, not once per stream, every stream still gets its viewer's messages, and
@@ -70,7 +76,7 @@ def test_idle_streams_on_a_busy_table_share_each_event_message(server, monkeypat
     built: Counter[int] = Counter()
     real = table_pb2.WatchTableResponse
 
-    def counted(*args, **kwargs):
+    def counted(*args: Any, **kwargs: Any) -> table_pb2.WatchTableResponse:
         message = real(*args, **kwargs)
         built[message.position] += 1
         return message
@@ -124,11 +130,11 @@ def test_idle_streams_on_a_busy_table_share_each_event_message(server, monkeypat
         assert got == events(server, "busy", last(), viewer=viewer)[-len(got) :]
 
 
-def _nth(n, kind):
-    def factory():
+def _nth(n: int, kind: str) -> Callable[[], Callable[[table_pb2.WatchTableResponse], bool]]:
+    def factory() -> Callable[[table_pb2.WatchTableResponse], bool]:
         seen = 0
 
-        def last(message):
+        def last(message: table_pb2.WatchTableResponse) -> bool:
             nonlocal seen
             seen += message.type == kind
             return seen == n

@@ -577,7 +577,7 @@ def test_export_without_its_reveal_fails_against_the_receipt(
     assert_names(audit, "CHAIN", event_name(played, ONE, "Round.Arranged", 5, 0))
 
 
-def test_an_edited_wallet_event_outside_any_round_is_named_by_audit_all(tmp_path):
+def test_an_edited_wallet_event_outside_any_round_is_named_by_audit_all(tmp_path: Path) -> None:
     """Chains are checked for every stream, not only rounds: a credit's amount edited."""
     source = tmp_path / "source"
     app = open_app(source, environ={"THIRTEEN_STORE": "sqlite"})

@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -31,6 +32,7 @@ from service._generated.thirteen.v1 import (
     transparency_pb2,
 )
 from service.transparency.keys import load_or_create
+from service.transparency.log import TransparencyLog
 from service.transparency.options import LogOptions
 from tests.e2e.helpers import (
     Refusal,
@@ -71,6 +73,13 @@ def checkpoint(server: Any) -> str:
 
 def vkey(server: ServerThread) -> str:
     return server.log_key.verifier.vkey
+
+
+def log_of(server: ServerThread) -> TransparencyLog:
+    """The server's transparency log: every server here runs one."""
+    log = server.running.transparency
+    assert log is not None
+    return log
 
 
 def play_round(server: Any, table_id: str) -> str:
@@ -160,7 +169,9 @@ def relink(events: list[dict[str, Any]]) -> None:
 # Checkpoints and proofs ----------------------------------------------------------------------
 
 
-def test_checkpoints_advance_as_rounds_are_played_and_each_extends_the_one_before(server):
+def test_checkpoints_advance_as_rounds_are_played_and_each_extends_the_one_before(
+    server: ServerThread,
+) -> None:
     seated_table(server, "t1", PLAYERS)
     key = vkey(server)
     heads = [signed_head(server, key)]
@@ -178,7 +189,7 @@ def test_checkpoints_advance_as_rounds_are_played_and_each_extends_the_one_befor
     assert not consistent(heads[0].size, heads[-1].size, heads[1].root, heads[-1].root, proof)
 
 
-def test_every_event_of_a_round_is_proven_in_the_signed_tree(server):
+def test_every_event_of_a_round_is_proven_in_the_signed_tree(server: ServerThread) -> None:
     seated_table(server, "t1", PLAYERS)
     round_id = play_round(server, "t1")
     document = export(server, round_id)
@@ -209,7 +220,9 @@ def test_every_event_of_a_round_is_proven_in_the_signed_tree(server):
     )
 
 
-def test_proofs_outside_the_signed_tree_are_refused_with_their_reasons(server):
+def test_proofs_outside_the_signed_tree_are_refused_with_their_reasons(
+    server: ServerThread,
+) -> None:
     seated_table(server, "t1", PLAYERS)
     play_round(server, "t1")
     head = signed_head(server, vkey(server))
@@ -231,7 +244,9 @@ def test_proofs_outside_the_signed_tree_are_refused_with_their_reasons(server):
 # Restarts ------------------------------------------------------------------------------------
 
 
-def test_checkpoints_survive_a_restart_and_the_next_extends_the_last(start_server):
+def test_checkpoints_survive_a_restart_and_the_next_extends_the_last(
+    start_server: Callable[[], ServerThread],
+) -> None:
     first = start_server()
     key = vkey(first)
     seated_table(first, "t1", PLAYERS)
@@ -260,7 +275,9 @@ def serve(store: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], ServeP
             process.process.kill()
 
 
-def test_checkpoints_survive_kill_9_and_the_next_extends_the_last(serve, tmp_path):
+def test_checkpoints_survive_kill_9_and_the_next_extends_the_last(
+    serve: Callable[[], ServeProcess], tmp_path: Path
+) -> None:
     first = serve()
     key = next(line for line in first.lines if "created the log key file" in line)
     key = key.split("public key, for audits and witnesses: ")[1].split()[0]
@@ -279,7 +296,9 @@ def test_checkpoints_survive_kill_9_and_the_next_extends_the_last(serve, tmp_pat
 # Exports audited offline ---------------------------------------------------------------------
 
 
-def test_an_export_audits_offline_with_the_log_key_and_fails_with_another(server, tmp_path):
+def test_an_export_audits_offline_with_the_log_key_and_fails_with_another(
+    server: ServerThread, tmp_path: Path
+) -> None:
     seated_table(server, "t1", PLAYERS)
     round_id = play_round(server, "t1")
     document = export(server, round_id)
@@ -298,8 +317,8 @@ def test_an_export_audits_offline_with_the_log_key_and_fails_with_another(server
 
 
 def test_an_event_altered_in_the_export_even_with_relinked_chains_fails_the_log_check(
-    server, tmp_path
-):
+    server: ServerThread, tmp_path: Path
+) -> None:
     """Who dealt is recorded in the event; the rules do not check it, and a forger can link
     the chain again. Only the log shows the event is not the one it holds."""
     seated_table(server, "t1", PLAYERS)
@@ -315,7 +334,9 @@ def test_an_event_altered_in_the_export_even_with_relinked_chains_fails_the_log_
     assert len(failed) == 1 and "Round.Dealt event, version 1" in failed[0]["event"], failed
 
 
-def test_a_version_1_export_audits_as_before_and_says_the_log_was_not_checked(server, tmp_path):
+def test_a_version_1_export_audits_as_before_and_says_the_log_was_not_checked(
+    server: ServerThread, tmp_path: Path
+) -> None:
     seated_table(server, "t1", PLAYERS)
     document = export(server, play_round(server, "t1"))
     del document["log"]
@@ -334,6 +355,9 @@ def rewrite_round(store: dict[str, str], data: Path, round_id: str) -> None:
     """Change who dealt the round in the database itself, with every link of the round's stream
     computed again, as someone with write access to the store can."""
     stream = round_uuid(round_id)
+    # Either store's connection: the same execute, commit and close.
+    db: sqlite3.Connection | psycopg.Connection[tuple[Any, ...]]
+    write: Callable[[int, bytes], object]
     if store["THIRTEEN_STORE"] == "sqlite":
         import sqlite3
 
@@ -390,7 +414,9 @@ def drop_tree(store: dict[str, str], data: Path) -> None:
 
 
 @pytest.mark.parametrize("tree", ["kept", "rebuilt from the rewritten store"])
-def test_a_rewritten_round_is_caught_offline_by_the_log(start_server, store, tmp_path, tree):
+def test_a_rewritten_round_is_caught_offline_by_the_log(
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path, tree: str
+) -> None:
     first = start_server()
     key = vkey(first)
     seated_table(first, "t1", PLAYERS)
@@ -464,7 +490,9 @@ def refused_cosignature(server: ServerThread, text: str) -> Refusal:
     return Refusal.of(refused.value)
 
 
-def test_a_known_witness_cosignature_is_kept_and_others_are_refused(store, tmp_path):
+def test_a_known_witness_cosignature_is_kept_and_others_are_refused(
+    store: dict[str, str], tmp_path: Path
+) -> None:
     server = witnessed_server(store, tmp_path, WITNESS)
     try:
         seated_table(server, "t1", PLAYERS)
@@ -510,8 +538,8 @@ def cosigned_times(server: ServerThread, size: int, witness: Witness) -> list[in
 
 
 def test_cosignatures_keep_the_newest_per_witness_and_a_request_is_kept_whole_or_not_at_all(
-    store, tmp_path
-):
+    store: dict[str, str], tmp_path: Path
+) -> None:
     server = witnessed_server(store, tmp_path, WITNESS, WITNESS2)
     try:
         seated_table(server, "t1", PLAYERS)
@@ -532,7 +560,9 @@ def test_cosignatures_keep_the_newest_per_witness_and_a_request_is_kept_whole_or
         server.stop()
 
 
-def test_cosignature_times_far_from_the_log_clock_are_refused(store, tmp_path):
+def test_cosignature_times_far_from_the_log_clock_are_refused(
+    store: dict[str, str], tmp_path: Path
+) -> None:
     """None (0), the largest there is, more than 10 minutes ahead or a day behind."""
     server = witnessed_server(store, tmp_path, WITNESS)
     try:
@@ -555,7 +585,7 @@ def test_cosignature_times_far_from_the_log_clock_are_refused(store, tmp_path):
 # PostgreSQL replicas -------------------------------------------------------------------------
 
 
-def test_replicas_share_one_tree_one_signs_at_a_time_and_another_takes_over(tmp_path):
+def test_replicas_share_one_tree_one_signs_at_a_time_and_another_takes_over(tmp_path: Path) -> None:
     with store_environ("postgres", tmp_path) as environ:
         clock = ManualClock()
         servers = [ServerThread(tmp_path / "data", environ, clock) for _ in range(2)]
@@ -563,12 +593,12 @@ def test_replicas_share_one_tree_one_signs_at_a_time_and_another_takes_over(tmp_
             key = vkey(servers[0])
             assert vkey(servers[1]) == key  # every replica is given the same log key file
             seated_table(servers[0], "t1", PLAYERS)
-            heads = []
+            heads: list[Head] = []
             for n in range(4):  # rounds through both replicas
                 play_round(servers[n % 2], "t1")
                 at_least = heads[-1].size + 1 if heads else 1
                 heads.append(signed_head(servers[(n + 1) % 2], key, at_least))
-            leading = [s.running.transparency.leading for s in servers]
+            leading = [log_of(s).leading for s in servers]
             assert sorted(leading) == [False, True], leading
             for older, newer in itertools.pairwise(heads):
                 assert_extends(servers[0], older, newer)
@@ -578,7 +608,7 @@ def test_replicas_share_one_tree_one_signs_at_a_time_and_another_takes_over(tmp_
             play_round(other, "t1")
             after = signed_head(other, key, heads[-1].size + 1)
             assert_extends(other, heads[-1], after)
-            assert other.running.transparency.leading
+            assert log_of(other).leading
         finally:
             for server in servers:
                 server.stop()
@@ -590,10 +620,12 @@ LOG_SERVICE = "thirteen.v1.TransparencyService"
 
 
 def health(server: ServerThread, name: str) -> int:
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_health.v1 import health_pb2
+
+    from tests.support.health import health_stub
 
     request = health_pb2.HealthCheckRequest(service=name)
-    return int(health_pb2_grpc.HealthStub(server.channel).Check(request).status)
+    return int(health_stub(server.channel).Check(request).status)
 
 
 def serving(server: ServerThread, name: str) -> bool:
@@ -638,8 +670,8 @@ def plant_leaf(store: dict[str, str], data: Path, index: int, *, remove: bool = 
 
 
 def test_a_tree_changed_under_its_checkpoint_turns_the_log_not_serving_and_play_goes_on(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     from tests.integration.test_transparency_log import tamper_node
 
     first = start_server()
@@ -656,12 +688,12 @@ def test_a_tree_changed_under_its_checkpoint_turns_the_log_not_serving_and_play_
     assert serving(second, "")  # the service as a whole still serves: play goes on
     play_round(second, "t1")
     assert signed_by(checkpoint(second), key).size == before.size  # nothing signed over it
-    assert second.running.transparency.failure is not None
+    assert log_of(second).failure is not None
 
 
 def test_an_appender_that_keeps_failing_is_not_serving_until_it_appends_again(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     first = start_server()
     key = vkey(first)
     seated_table(first, "t1", PLAYERS)
@@ -684,8 +716,8 @@ def test_an_appender_that_keeps_failing_is_not_serving_until_it_appends_again(
 
 
 def test_a_log_key_swapped_under_the_same_name_signs_nothing_over_the_old_checkpoints(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     from service.transparency.keys import write_signer
 
     first = start_server()
@@ -701,7 +733,7 @@ def test_a_log_key_swapped_under_the_same_name_signs_nothing_over_the_old_checkp
     assert second.log_key.name == old.name and second.log_key != old
     play_round(second, "t1")
     wait_until(lambda: not serving(second, LOG_SERVICE), "the log to report NOT_SERVING")
-    assert "another key of that name" in str(second.running.transparency.failure)
+    assert "another key of that name" in str(log_of(second).failure)
     assert signed_by(checkpoint(second), old.verifier.vkey).size == before.size
 
 
@@ -724,8 +756,8 @@ def log_findings(answer: Any) -> list[Any]:
 
 
 def test_audit_round_proves_each_event_in_the_log_and_names_one_changed_after(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     """The chain links recomputed by the forger and the rules all pass; the log does not."""
     first = start_server()
     seated_table(first, "t1", PLAYERS)
@@ -759,8 +791,8 @@ def test_audit_round_proves_each_event_in_the_log_and_names_one_changed_after(
 
 
 def test_audit_all_checks_the_stored_tree_against_the_latest_checkpoint(
-    start_server, store, tmp_path
-):
+    start_server: Callable[[], ServerThread], store: dict[str, str], tmp_path: Path
+) -> None:
     from tests.integration.test_transparency_log import tamper_node
 
     server = start_server()
@@ -780,7 +812,9 @@ def test_audit_all_checks_the_stored_tree_against_the_latest_checkpoint(
     ), tree
 
 
-def test_events_not_yet_in_a_checkpoint_are_a_note_not_a_failure(store, tmp_path):
+def test_events_not_yet_in_a_checkpoint_are_a_note_not_a_failure(
+    store: dict[str, str], tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     key = load_or_create(data / "log.key")[0]
     server = ServerThread(

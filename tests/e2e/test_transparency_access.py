@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import grpc
 import pytest
@@ -31,20 +32,30 @@ def roles(tmp_path: Path) -> Iterator[World]:
         built.close()
 
 
+class Target(TypedDict, total=False):
+    """What GetInclusionProof is asked for: a round's events, or the event at a position."""
+
+    round_id: str
+    position: int
+    tree_size: int
+
+
 def inclusion(
-    roles: World, role: str, **target: object
+    roles: World, role: str, **target: Unpack[Target]
 ) -> transparency_pb2.GetInclusionProofResponse:
-    request = transparency_pb2.GetInclusionProofRequest(**target)  # type: ignore[arg-type]
+    request = transparency_pb2.GetInclusionProofRequest(**target)
     return roles.as_[role].transparency.GetInclusionProof(request)
 
 
-def refusal(roles: World, role: str, **target: object) -> Refusal:
+def refusal(roles: World, role: str, **target: Unpack[Target]) -> Refusal:
     with pytest.raises(grpc.RpcError) as refused:
         inclusion(roles, role, **target)
     return Refusal.of(refused.value)
 
 
-def test_a_round_in_progress_and_no_round_at_all_are_refused_alike_before_the_end(roles):
+def test_a_round_in_progress_and_no_round_at_all_are_refused_alike_before_the_end(
+    roles: World,
+) -> None:
     ids = setup(roles)
     done, live = ids["done"], ids["live"]
     for role in NOT_IN_PROGRESS:
@@ -59,7 +70,7 @@ def test_a_round_in_progress_and_no_round_at_all_are_refused_alike_before_the_en
         assert "is not over, or does not exist" in nowhere.message
 
 
-def test_dealers_and_admin_see_rounds_in_progress_and_hear_not_found_for_none(roles):
+def test_dealers_and_admin_see_rounds_in_progress_and_hear_not_found_for_none(roles: World) -> None:
     ids = setup(roles)
     for role in ("dealer", "dealer2", "admin"):  # dealer2: an observer of the other's table
         answer = inclusion(roles, role, round_id=ids["live"])
@@ -67,7 +78,9 @@ def test_dealers_and_admin_see_rounds_in_progress_and_hear_not_found_for_none(ro
         assert refusal(roles, role, round_id="no-such-round").code == grpc.StatusCode.NOT_FOUND
 
 
-def test_a_proof_by_position_shows_only_hashes_to_who_may_not_see_rounds_in_progress(roles):
+def test_a_proof_by_position_shows_only_hashes_to_who_may_not_see_rounds_in_progress(
+    roles: World,
+) -> None:
     setup(roles)
     for role in (*NOT_IN_PROGRESS, "dealer", "admin"):
         answer = inclusion(roles, role, position=1)

@@ -32,7 +32,9 @@ def stored_checkpoints(environ: dict[str, str]) -> list[str]:
         return [str(n) for (n,) in db.execute(f"SELECT note FROM {table} ORDER BY size")]
 
 
-def test_replicas_killed_while_leading_never_sign_two_inconsistent_checkpoints(tmp_path: Path):
+def test_replicas_killed_while_leading_never_sign_two_inconsistent_checkpoints(
+    tmp_path: Path,
+) -> None:
     log_pub = keys(tmp_path / "log", "--name", "thirteen.test/replicas")
     witness_pub = keys(tmp_path / "w", "--witness", "--name", "witness.test/w1")
     log_key, witness_file = tmp_path / "log" / "log.key", tmp_path / "w" / "witness.pub"

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
+from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
     anything,
     arrange,
@@ -22,9 +25,10 @@ from tests.e2e.helpers import (
     stand,
     watch,
 )
+from tests.support.server import ServerThread
 
 
-def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server):
+def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server: ServerThread) -> None:
     """table.proto WatchTable (no rule of RULES.md): open a stream, then act — each new event
     arrives as it happens, and the live events are exactly those a later catch-up from
     position 0 replays, in the same order."""
@@ -35,7 +39,7 @@ def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server):
     stream = watch(server, "t")
     live = []
 
-    def next_events(last=anything):
+    def next_events(last: Callable[[Any], bool] = anything) -> list[tuple[str, str]]:
         got = read_until(stream, last)
         live.extend(got)
         return [(m.type, m.player_id) for m in got]
@@ -68,7 +72,9 @@ def test_a_stream_catches_up_then_delivers_live_events_in_store_order(server):
     assert history == caught_up + live
 
 
-def test_positions_strictly_increase_and_resuming_after_one_gives_only_later_events(server):
+def test_positions_strictly_increase_and_resuming_after_one_gives_only_later_events(
+    server: ServerThread,
+) -> None:
     """table.proto WatchTable: resume with after = position and the stream continues exactly
     where it stopped."""
     for p in "AB":
@@ -93,7 +99,9 @@ def test_positions_strictly_increase_and_resuming_after_one_gives_only_later_eve
     assert [m.position for m in between] == [p for p in positions if p > positions[1] + 1]
 
 
-def test_streams_opened_while_the_table_is_busy_miss_nothing_and_repeat_nothing(server):
+def test_streams_opened_while_the_table_is_busy_miss_nothing_and_repeat_nothing(
+    server: ServerThread,
+) -> None:
     """table.proto WatchTable: streams opened one after another while rounds are being played,
     each from position 0 — where catch-up hands over to live events no event is lost, doubled
     or reordered."""
@@ -103,7 +111,7 @@ def test_streams_opened_while_the_table_is_busy_miss_nothing_and_repeat_nothing(
     for p in "ABC":
         sit(server, "t", p)
     rounds = 4
-    streams = []
+    streams: list[Any] = []
 
     def play() -> None:
         for _ in range(rounds):
@@ -131,11 +139,11 @@ def test_streams_opened_while_the_table_is_busy_miss_nothing_and_repeat_nothing(
         assert [(m.position, m.type) for m in got] == [(m.position, m.type) for m in history]
 
 
-def _nth(n, kind):
-    def factory():
+def _nth(n: int, kind: str) -> Callable[[], Callable[[table_pb2.WatchTableResponse], bool]]:
+    def factory() -> Callable[[table_pb2.WatchTableResponse], bool]:
         seen = 0
 
-        def last(message):
+        def last(message: table_pb2.WatchTableResponse) -> bool:
             nonlocal seen
             seen += message.type == kind
             return seen == n

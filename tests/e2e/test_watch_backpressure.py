@@ -55,7 +55,9 @@ def read_to_the_end(stream: Any) -> tuple[list[Any], grpc.RpcError]:
     raise AssertionError(f"the stream ended without a status after {len(seen)} messages")
 
 
-def test_a_stream_whose_client_stops_reading_ends_with_resource_exhausted_and_resumes(server):
+def test_a_stream_whose_client_stops_reading_ends_with_resource_exhausted_and_resumes(
+    server: ServerThread,
+) -> None:
     """table.proto WatchTable: a client that leaves more than the stream's queue unread is cut
     off with RESOURCE_EXHAUSTED naming the position to resume after; resuming there gives
     exactly the rest. Meanwhile a reading stream on the same table misses nothing and unary
@@ -100,7 +102,7 @@ def test_a_stream_whose_client_stops_reading_ends_with_resource_exhausted_and_re
     assert first + seen + rest == read
 
 
-def test_a_stream_that_stops_reading_while_catching_up_loses_nothing(server):
+def test_a_stream_that_stops_reading_while_catching_up_loses_nothing(server: ServerThread) -> None:
     """table.proto WatchTable: live events that overflow the queue of a stream still catching
     up from the store are not lost (the store holds them) and do not end the stream: once the
     client reads again it gets every event, in order, exactly once."""

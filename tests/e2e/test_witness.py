@@ -204,7 +204,7 @@ def settled_head(server: Serve, key: str, at_least: int) -> Head:
 # Against the real server ---------------------------------------------------------------------
 
 
-def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(on_store):
+def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(on_store: Setup) -> None:
     setup = on_store
     server = setup.serve()
     watcher = None
@@ -245,7 +245,7 @@ def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(on_sto
         server.stop()
 
 
-def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(on_store):
+def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(on_store: Setup) -> None:
     """Someone with write access and the log key rewrites a round (every chain link computed
     again) and has the log rebuilt and signed from the rewritten store: every proof the log
     gives now holds in its own tree, but not from the checkpoint the witness accepted."""
@@ -283,7 +283,7 @@ def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(on_st
         server.stop()
 
 
-def test_over_mutual_tls_the_witness_role_cosigns_and_another_role_is_refused(setup):
+def test_over_mutual_tls_the_witness_role_cosigns_and_another_role_is_refused(setup: Setup) -> None:
     from service.security.tls import channel_credentials
 
     certs = setup.tmp / "certs"
@@ -386,7 +386,8 @@ class FakeLog(transparency_pb2_grpc.TransparencyServiceServicer):
 
 @pytest.fixture
 def fake_log() -> Iterator[tuple[FakeLog, str]]:
-    log = FakeLog()
+    # The stubs declare every RPC abstract; the fake serves the two a witness asks for.
+    log = FakeLog()  # type: ignore[abstract]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     transparency_pb2_grpc.add_TransparencyServiceServicer_to_server(log, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -403,7 +404,9 @@ def evidence(done: Done) -> Path:
     return Path(found.group(1))
 
 
-def test_forged_rolled_back_forked_and_unproven_checkpoints_are_refused(fake_log, setup):
+def test_forged_rolled_back_forked_and_unproven_checkpoints_are_refused(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     log, address = fake_log
     vkey = log.signer.verifier.vkey
 
@@ -455,7 +458,9 @@ def test_forged_rolled_back_forked_and_unproven_checkpoints_are_refused(fake_log
     assert read_checkpoint((setup.state / "checkpoint").read_text()).size == 5
 
 
-def test_an_unreachable_log_is_retried_and_bad_arguments_are_one_line(setup, tmp_path):
+def test_an_unreachable_log_is_retried_and_bad_arguments_are_one_line(
+    setup: Setup, tmp_path: Path
+) -> None:
     dead = "127.0.0.1:9"  # discard: nothing serves gRPC there
     once = witness(dead, setup.log_pub, setup.key, setup.state)
     assert once.status == 1 and "out of reach" in once.stderr, once.stderr
@@ -491,8 +496,8 @@ REFUSALS = [
 
 @pytest.mark.parametrize("refusal", REFUSALS, ids=[r.name for r in REFUSALS])
 def test_a_newer_checkpoint_left_unproven_three_polls_in_a_row_is_an_alarm(
-    fake_log, setup, refusal
-):
+    fake_log: tuple[FakeLog, str], setup: Setup, refusal: grpc.StatusCode
+) -> None:
     log, address = fake_log
 
     def run(*extra: str) -> Done:
@@ -519,7 +524,9 @@ def test_a_newer_checkpoint_left_unproven_three_polls_in_a_row_is_an_alarm(
     assert run().status == 3  # and again on every later poll
 
 
-def test_a_proven_checkpoint_resets_the_count_and_alarm_after_is_an_option(fake_log, setup):
+def test_a_proven_checkpoint_resets_the_count_and_alarm_after_is_an_option(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     log, address = fake_log
 
     def run(*extra: str) -> Done:
@@ -545,7 +552,9 @@ def test_a_proven_checkpoint_resets_the_count_and_alarm_after_is_an_option(fake_
         assert refused.status == 2 and len(refused.stderr.strip().splitlines()) == 1, bad
 
 
-def test_a_running_witness_alarms_by_itself_when_the_proof_keeps_being_refused(fake_log, setup):
+def test_a_running_witness_alarms_by_itself_when_the_proof_keeps_being_refused(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     log, address = fake_log
     log.show(5)
     assert witness(address, log.signer.verifier.vkey, setup.key, setup.state).status == 0
@@ -557,7 +566,9 @@ def test_a_running_witness_alarms_by_itself_when_the_proof_keeps_being_refused(f
     assert err.count("asking again in 0.2 s") == 2 and "at 3 polls in a row" in err, err
 
 
-def test_a_second_witness_on_the_same_state_is_refused(fake_log, setup):
+def test_a_second_witness_on_the_same_state_is_refused(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     log, address = fake_log
     log.show(5)
     watcher = background_witness(address, log.signer.verifier.vkey, setup.key, setup.state)
@@ -598,7 +609,9 @@ def fork_shown_unproven(log: FakeLog, address: str, setup: Setup, size: int) -> 
     return forked
 
 
-def test_a_fork_shown_unproven_then_an_honest_checkpoint_of_its_size_is_an_alarm(fake_log, setup):
+def test_a_fork_shown_unproven_then_an_honest_checkpoint_of_its_size_is_an_alarm(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     """The log signed two roots for one size: showing the fork when it cannot be proven and the
     honest tree when it can must not dodge the alarm."""
     log, address = fake_log
@@ -615,7 +628,9 @@ def test_a_fork_shown_unproven_then_an_honest_checkpoint_of_its_size_is_an_alarm
     assert again.status == 3, again.stderr
 
 
-def test_a_fork_shown_unproven_is_checked_against_the_next_proven_checkpoint(fake_log, setup):
+def test_a_fork_shown_unproven_is_checked_against_the_next_proven_checkpoint(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     log, address = fake_log
     forked = fork_shown_unproven(log, address, setup, 9)
     log.refuse, log.proof = None, None  # the honest proofs from here on
@@ -628,7 +643,9 @@ def test_a_fork_shown_unproven_is_checked_against_the_next_proven_checkpoint(fak
     assert len(log.handed_back) == 1 and setup.accepted().size == 5
 
 
-def test_a_fork_the_log_never_proves_counts_even_between_proven_checkpoints(fake_log, setup):
+def test_a_fork_the_log_never_proves_counts_even_between_proven_checkpoints(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     """The log proves every honest checkpoint but refuses, as if out of reach, every proof that
     involves the fork it showed: each such poll counts, and it alarms at the third."""
     log, address = fake_log
@@ -646,7 +663,9 @@ def test_a_fork_the_log_never_proves_counts_even_between_proven_checkpoints(fake
     assert len(log.handed_back) == 1 and setup.accepted().size == 5
 
 
-def test_a_checkpoint_unproven_during_an_outage_is_settled_once_the_log_proves_it(fake_log, setup):
+def test_a_checkpoint_unproven_during_an_outage_is_settled_once_the_log_proves_it(
+    fake_log: tuple[FakeLog, str], setup: Setup
+) -> None:
     log, address = fake_log
     log.show(5)
     assert against(log, address, setup).status == 0

@@ -22,7 +22,7 @@ from typing import Any
 
 import grpc
 
-from domain.rules.cards import parse_cards
+from domain.rules.cards import Card, parse_cards
 from domain.rules.specials import SPLIT_PATTERNS, Special, qualifies
 from service._generated.thirteen.v1 import table_pb2
 from tests.e2e.helpers import (
@@ -61,8 +61,8 @@ class Played:
     results: dict[str, table_pb2.GetRoundResponse] = field(default_factory=dict)
 
 
-def _has_cheap_special(hands: tuple[tuple[object, ...], ...]) -> bool:
-    return any(qualifies(s, hands[0]) for s in _CHEAP)  # type: ignore[arg-type]
+def _has_cheap_special(hands: tuple[tuple[Card, ...], ...]) -> bool:
+    return any(qualifies(s, hands[0]) for s in _CHEAP)
 
 
 def play(server: ServerThread) -> Played:
