@@ -23,6 +23,7 @@ from domain.wallet import Wallet
 from projections.projector import Projector
 from service.bootstrap import open_app, start
 from service.eventstore.follower import LogFollower
+from service.eventstore.sqlite import SQLiteEvents
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -65,7 +66,8 @@ def _store(data: Path, events: int) -> int:
         app.sit_down("t", p)
     app.deal("t")  # left open: the restarted sweeper must know it
     real = app.max_position()
-    datastore = app.recorder.datastore  # type: ignore[attr-defined]
+    assert isinstance(app.recorder, SQLiteEvents)  # opened on SQLite above
+    datastore = app.recorder.datastore
     with datastore.transaction(commit=True) as cursor:
         cursor.executemany(
             "INSERT INTO stored_events (originator_id, originator_version, topic, state) "

@@ -107,11 +107,11 @@ def _start(count: int, data: Path, env: Mapping[str, str]) -> list[ServerProcess
     with ThreadPoolExecutor(count) as pool:
         futures = [pool.submit(ServerProcess, data / str(i), (), env) for i in range(count)]
     started = [f.result() for f in futures if f.exception() is None]
-    failed = [f.exception() for f in futures if f.exception() is not None]
+    failed = [error for f in futures if (error := f.exception()) is not None]
     if failed:
         for server in started:
             server.stop()
-        raise failed[0]  # type: ignore[misc]
+        raise failed[0]
     return started
 
 

@@ -184,6 +184,7 @@ def test_proofs_read_only_the_subtrees_they_need(app: Thirteen) -> None:
         read.append(len(found))
         return found
 
+    # Every read of the tree's rows goes through the count: what the test measures.
     log.store._rows = counted  # type: ignore[method-assign]
     log.store.forget()  # nothing cached: every node is read from the store
     located = log.locate([150], size)

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 Card = tuple[int, str]  # (rank 2..14, suit letter)
 Pile = tuple[Card, ...]
@@ -386,20 +386,20 @@ def preset(name: str) -> Ruleset:
     raise OracleError(f"unknown ruleset {name!r}")
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    if not _is_int(value) or value < minimum:  # type: ignore[operator]
+    if not _is_int(value) or value < minimum:
         raise OracleError(f"ruleset parameter {name} must be an integer >= {minimum}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _check_choice(name: str, value: object, choices: Sequence[str]) -> str:
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise OracleError(f"ruleset parameter {name} must be one of {list(choices)}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _check_bool(name: str, value: object) -> bool:

@@ -242,7 +242,8 @@ class Player:
         else:
             a = suggest(cards, PRESETS["standard"]).arrangement
             order = (a.front, a.back, a.middle) if how == "foul" else (a.front, a.middle, a.back)
-            piles = tuple(tuple(format_cards(p)) for p in order)  # type: ignore[assignment]
+            front, middle, back = (tuple(format_cards(p)) for p in order)
+            piles = (front, middle, back)
             request.front.extend(piles[0])
             request.middle.extend(piles[1])
             request.back.extend(piles[2])

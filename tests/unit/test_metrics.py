@@ -361,6 +361,7 @@ def test_closed_metrics_stop_counting_the_commits_of_an_application_that_lives_o
     app = App()
     metrics = Metrics()
     parts: Any = {"views": Views(0), "projector": Projector(), "hub": Hub()}
+    # App is a fake with only the listeners and writer that attach hooks into.
     metrics.attach(app, transparency=None, **parts)  # type: ignore[arg-type]
     assert app.listeners == [print, metrics.commits.committed]
     assert app.writer.on_commit == metrics.commits.batch

@@ -51,6 +51,7 @@ def test_r13_presets_round_trip_through_a_plain_dict(name: str) -> None:
 
 def test_r13_rulesets_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
+        # The assignment a frozen ruleset refuses, which mypy refuses too.
         STANDARD.scoop_multiplier = 3  # type: ignore[misc]
 
 
