@@ -23,7 +23,7 @@ lint: setup
 	cd protos && ../$(BIN)/buf lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy domain projections service
+	$(BIN)/mypy domain projections service tests
 
 format: setup
 	$(BIN)/ruff format .
