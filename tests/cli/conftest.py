@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))
+from tests.support.cli import thirteen
 
 
 @dataclass
@@ -25,11 +19,8 @@ class Run:
 
 
 def run(args: Sequence[str], stdin: str = "") -> Run:
-    if SCRIPT is None:
-        pytest.fail("the thirteen console script is not installed: run make setup")
-    done = subprocess.run(
-        [SCRIPT, *args], input=stdin, capture_output=True, text=True, timeout=120, check=False
-    )
+    """``thirteen ARGS`` with ``stdin``, its standard output read as JSON Lines."""
+    done = thirteen(*args, stdin=stdin)
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     return Run(done.returncode, lines, done.stdout, done.stderr)
 

@@ -4,15 +4,9 @@ cannot be read says why in its own words."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-SCRIPT = Path(sys.executable).parent / "thirteen"
-
-
-def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+from tests.support.cli import thirteen
 
 
 def test_a_key_named_with_a_hash_sign_is_read_back_by_keys_show_and_as_a_public_key(

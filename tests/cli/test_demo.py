@@ -13,10 +13,9 @@ import pytest
 
 from service._generated.thirteen.v1 import wallet_pb2
 from service.tools.demo_fairness import fairness_problems, own_hand_problem
+from tests.support.cli import SCRIPT
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
-
-from .conftest import SCRIPT
 
 SUITS = "♠♥♦♣"
 PAIRS_PER_ROUND = 6  # four players (R6)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,20 +16,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from service.security.policy import ROLES, Policy
-from tests.cli.conftest import SCRIPT
+from tests.support.cli import thirteen
 
 KEYS = ["ca", "server", *ROLES]
-
-
-def run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT is not None, "the thirteen console script is not installed: run make setup"
-    return subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("dev-certs") / "certs"
-    done = run(["dev-certs", str(directory)])
+    done = thirteen("dev-certs", str(directory))
     assert done.returncode == 0, done.stderr
     return directory
 
@@ -107,7 +101,7 @@ def test_the_policy_loads_and_grants_each_identity_its_role(certs: Path) -> None
 
 
 def test_it_prints_what_it_wrote_and_how_to_serve(tmp_path: Path) -> None:
-    done = run(["dev-certs", str(tmp_path / "c")])
+    done = thirteen("dev-certs", str(tmp_path / "c"))
     assert done.returncode == 0
     assert "ca.pem" in done.stdout and "policy.toml" in done.stdout
     assert (
@@ -118,7 +112,7 @@ def test_it_prints_what_it_wrote_and_how_to_serve(tmp_path: Path) -> None:
 
 def test_it_refuses_to_overwrite_and_changes_nothing(certs: Path) -> None:
     before = {p.name: p.read_bytes() for p in certs.iterdir()}
-    done = run(["dev-certs", str(certs)])
+    done = thirteen("dev-certs", str(certs))
     assert done.returncode == 2
     assert "already holds" in done.stderr and "--force" in done.stderr
     assert "Traceback" not in done.stderr
@@ -127,7 +121,7 @@ def test_it_refuses_to_overwrite_and_changes_nothing(certs: Path) -> None:
 
 def test_one_file_already_there_is_enough_to_refuse(tmp_path: Path) -> None:
     (tmp_path / "admin.key").write_text("mine\n")
-    done = run(["dev-certs", str(tmp_path)])
+    done = thirteen("dev-certs", str(tmp_path))
     assert done.returncode == 2
     assert "admin.key" in done.stderr
     assert (tmp_path / "admin.key").read_text() == "mine\n"
@@ -135,10 +129,10 @@ def test_one_file_already_there_is_enough_to_refuse(tmp_path: Path) -> None:
 
 
 def test_force_replaces_them_with_a_new_ca_and_keys_stay_private(tmp_path: Path) -> None:
-    assert run(["dev-certs", str(tmp_path)]).returncode == 0
+    assert thirteen("dev-certs", str(tmp_path)).returncode == 0
     old_ca = (tmp_path / "ca.pem").read_bytes()
     (tmp_path / "admin.key").chmod(0o644)
-    done = run(["dev-certs", str(tmp_path), "--force"])
+    done = thirteen("dev-certs", str(tmp_path), "--force")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "ca.pem").read_bytes() != old_ca
     assert stat.S_IMODE((tmp_path / "admin.key").stat().st_mode) == 0o600
@@ -147,7 +141,7 @@ def test_force_replaces_them_with_a_new_ca_and_keys_stay_private(tmp_path: Path)
 
 def test_a_directory_it_cannot_create_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    done = run(["dev-certs", str(tmp_path / "file" / "certs")])
+    done = thirteen("dev-certs", str(tmp_path / "file" / "certs"))
     assert done.returncode == 2
     assert done.stderr.startswith("thirteen dev-certs: cannot write")
     assert "Traceback" not in done.stderr

@@ -8,40 +8,22 @@ one ``thirteen score`` process per batch, and every scored field must match the 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import thirteen
+
 from ..reference import generate, oracle
 
-SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))
 ROUNDS_SEED, ROUND_COUNT = 20240601, 3000
 INVALID_SEED, INVALID_COUNT = 7, 120
 SUGGEST_SEED, SUGGEST_COUNT = 11, 160
 SHOWN_MISMATCHES = 5
-
-
-def run_cli(args: Sequence[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    if SCRIPT is None:
-        pytest.skip(
-            f"the `thirteen` console script is not installed in {Path(sys.executable).parent}"
-        )
-    return subprocess.run(
-        [SCRIPT, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=180,
-        check=False,
-    )
 
 
 def output_lines(process: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
@@ -134,7 +116,7 @@ def random_round_lines() -> list[str]:
 @pytest.fixture(scope="module")
 def scored() -> tuple[list[str], subprocess.CompletedProcess[str]]:
     lines = random_round_lines()
-    return lines, run_cli(["score"], "".join(line + "\n" for line in lines))
+    return lines, thirteen("score", stdin="".join(line + "\n" for line in lines))
 
 
 def test_score_writes_one_line_per_input_line(
@@ -167,7 +149,7 @@ def test_score_answers_bad_lines_with_errors_and_scores_the_rest() -> None:
     bad = generate.invalid_lines(INVALID_SEED, INVALID_COUNT)
     good = random_round_lines()[: len(bad)]
     lines = [line for pair in zip(good, (line for _, line in bad), strict=True) for line in pair]
-    process = run_cli(["score"], "".join(line + "\n" for line in lines))
+    process = thirteen("score", stdin="".join(line + "\n" for line in lines))
     actual = output_lines(process)
     assert len(actual) == len(lines), process.stderr[-4000:]
     assert process.returncode == 2, f"exit {process.returncode}"
@@ -190,18 +172,10 @@ def test_score_answers_bad_lines_with_errors_and_scores_the_rest() -> None:
 
 
 def deal_output(server_seed: str, client_seed: str, round_id: str, players: int) -> dict[str, Any]:
-    process = run_cli(
-        [
-            "deal",
-            "--server-seed",
-            server_seed,
-            "--client-seed",
-            client_seed,
-            "--round-id",
-            round_id,
-            "--players",
-            str(players),
-        ]
+    process = thirteen(
+        "deal",
+        *("--server-seed", server_seed, "--client-seed", client_seed),
+        *("--round-id", round_id, "--players", str(players)),
     )
     assert process.returncode == 0, process.stderr[-4000:]
     [output] = output_lines(process)
@@ -265,7 +239,7 @@ def suggest_problems(request: dict[str, Any], answer: object) -> list[str]:
 def test_suggest_lists_the_oracles_specials_and_a_legal_arrangement() -> None:
     requests = generate.suggest_lines(SUGGEST_SEED, SUGGEST_COUNT)
     lines = [json.dumps(request, ensure_ascii=False) for request in requests]
-    process = run_cli(["suggest"], "".join(line + "\n" for line in lines))
+    process = thirteen("suggest", stdin="".join(line + "\n" for line in lines))
     answers = output_lines(process)
     assert process.returncode == 0, process.stderr[-4000:]
     assert len(answers) == len(lines)

@@ -5,26 +5,11 @@ refusals with exit status 2."""
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli import thirteen
 from tests.support.tlog import key_id
-
-SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))
-
-
-def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "THIRTEEN_STORE": "sqlite"},
-    )
 
 
 def parse_vkey(vkey: str) -> tuple[str, str, int, bytes]:
@@ -62,7 +47,15 @@ def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path: Path) ->
     assert bad_name.returncode == 2 and len(bad_name.stderr.splitlines()) == 1
     junk = tmp_path / "junk.key"
     junk.write_text("PRIVATE+KEY+x+00000000+AAAA\n")
-    served = thirteen("serve", "--data", str(tmp_path / "data"), "--log-key", str(junk))
+    served = thirteen(
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data",
+        str(tmp_path / "data"),
+        "--log-key",
+        str(junk),
+    )
     assert served.returncode == 2, served.stderr
     assert served.stderr.splitlines()[-1].startswith("thirteen serve: log key file")
     shown = thirteen("keys", "show", str(junk))

@@ -37,9 +37,8 @@ from domain.rules.specials import qualifying
 from domain.rules.suggest import suggest
 from service.application import Thirteen
 from service.eventstore.storage import store_env
+from tests.support.cli import thirteen as run_thirteen
 from tests.support.clock import ManualClock
-
-from .conftest import SCRIPT
 
 # A player id is user input: this one has to come out of the HTML escaped.
 ODD = '<b>dee</b> & "co"'
@@ -199,12 +198,7 @@ def build_store(data: Path) -> Store:
 
 @functools.cache  # the store does not change once built; several tests read the same report
 def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
-    if SCRIPT is None:
-        pytest.fail("the thirteen console script is not installed: run make setup")
-    env = {k: v for k, v in os.environ.items() if k != "THIRTEEN_STORE"}
-    return subprocess.run(
-        [SCRIPT, *args], capture_output=True, text=True, timeout=60, check=False, env=env
-    )
+    return run_thirteen(*args)
 
 
 @pytest.fixture(scope="module")

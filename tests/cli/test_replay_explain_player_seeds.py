@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 from dataclasses import dataclass
 from html import escape as html_escape
@@ -20,9 +19,8 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from service.application import Thirteen
 from service.eventstore.storage import store_env
+from tests.support.cli import thirteen
 from tests.support.clock import ManualClock
-
-from .conftest import SCRIPT
 
 PLAYERS = ["ann", "bob", "cy"]
 SEEDS = {"cy": "种子 <b>cy</b>", "ann": "ann's phone"}  # bob gives none
@@ -61,26 +59,22 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return Store(data, revealed.round_id, still_open.round_id)
 
 
-def thirteen(*args: str) -> subprocess.CompletedProcess[str]:
-    if SCRIPT is None:
-        pytest.fail("the thirteen console script is not installed: run make setup")
-    env = {k: v for k, v in os.environ.items() if k != "THIRTEEN_STORE"}
-    done = subprocess.run(
-        [SCRIPT, *args], capture_output=True, text=True, timeout=60, check=False, env=env
-    )
+def succeeded(*args: str) -> subprocess.CompletedProcess[str]:
+    """``thirteen ARGS``, which must succeed."""
+    done = thirteen(*args)
     assert done.returncode == 0, done.stderr
     return done
 
 
 def test_r12_8_replay_shows_the_player_seeds_and_the_client_seed_they_made(store: Store) -> None:
     steps = json.loads(
-        thirteen("replay", "--data", str(store.data), "--round", store.revealed, "--json").stdout
+        succeeded("replay", "--data", str(store.data), "--round", store.revealed, "--json").stdout
     )
     details = steps[0]["event"]["details"]
     assert details["client_seed"] == "dealer"
     assert details["player_seeds"] == {"ann": "ann's phone", "cy": "种子 <b>cy</b>"}
     assert details["effective_client_seed"] == EFFECTIVE
-    text = thirteen("replay", "--data", str(store.data), "--round", store.revealed).stdout
+    text = succeeded("replay", "--data", str(store.data), "--round", store.revealed).stdout
     assert 'player seeds (R12.8): ann "ann\'s phone", cy "种子 <b>cy</b>"' in text
     assert f'dealt with the client seed "{EFFECTIVE}"' in text
 
@@ -88,7 +82,7 @@ def test_r12_8_replay_shows_the_player_seeds_and_the_client_seed_they_made(store
 def test_r12_8_explain_lists_each_players_seed_and_recomputes_the_deal_with_them(
     store: Store,
 ) -> None:
-    out = thirteen("explain", "--data", str(store.data), "--round", store.revealed).stdout
+    out = succeeded("explain", "--data", str(store.data), "--round", store.revealed).stdout
     proof = out.split("Fairness proof (R12)")[1]
     assert "client seed 'dealer', round id" in proof
     assert "player seeds, each given from the player's device with the deal (R12.8):" in proof
@@ -107,7 +101,7 @@ def test_r12_8_the_html_report_shows_the_seeds_escaped_and_verifies_the_deal(
     store: Store, tmp_path: Path
 ) -> None:
     page = tmp_path / "seeds.html"
-    thirteen("explain", "--data", str(store.data), "--round", store.revealed, "--html", str(page))
+    succeeded("explain", "--data", str(store.data), "--round", store.revealed, "--html", str(page))
     html = page.read_text(encoding="utf-8")
     assert "player seeds, each from the player's device (R12.8)" in html
     assert html_escape(repr("种子 <b>cy</b>")) in html and "<b>cy</b>" not in html
@@ -121,10 +115,10 @@ def test_r12_8_the_html_report_shows_the_seeds_escaped_and_verifies_the_deal(
 def test_r12_8_a_round_in_progress_shows_its_player_seeds_but_no_card(store: Store) -> None:
     """The seeds are public from the deal on (they cannot change it any more); the cards and
     the server seed stay hidden until the round is over."""
-    out = thirteen("explain", "--data", str(store.data), "--round", store.open).stdout
+    out = succeeded("explain", "--data", str(store.data), "--round", store.open).stdout
     assert '  bob "bob\'s"' in out
     assert "server seed: not revealed yet" in out
     assert "equals the recorded hands" not in out
-    text = thirteen("replay", "--data", str(store.data), "--round", store.open).stdout
+    text = succeeded("replay", "--data", str(store.data), "--round", store.open).stdout
     assert 'player seeds (R12.8): bob "bob\'s"' in text
     assert "hands: hidden until the round is over" in text

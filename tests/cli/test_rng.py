@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import struct
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from uuid import NAMESPACE_URL, uuid5
@@ -16,19 +15,10 @@ import pytest
 from domain.fairness.seeds import NONCE_BYTES, derive_seed
 from domain.fairness.shuffle import deal, words
 from domain.rules.cards import Card, format_cards
-
-from .conftest import SCRIPT
+from tests.support.cli import thirteen
 
 KEY = "5a" * 32
 SHORT = "50000"  # cards: 962 deals, a fraction of a second
-
-
-def thirteen(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    if SCRIPT is None:
-        pytest.fail("the thirteen console script is not installed: run make setup")
-    return subprocess.run(
-        [SCRIPT, *map(str, args)], capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def fixed_inputs(number: int) -> tuple[bytes, str, str]:

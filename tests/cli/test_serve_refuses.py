@@ -5,27 +5,13 @@ taken is exit status 1."""
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 from service.seed_keys import read
 from tests.support.certs import Authority
-
-SCRIPT = Path(sys.executable).parent / "thirteen"
-
-
-def thirteen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "THIRTEEN_STORE": "sqlite", **(env or {})},
-    )
+from tests.support.cli import thirteen
 
 
 def one_line_refusal(done: subprocess.CompletedProcess[str], status: int = 2) -> str:

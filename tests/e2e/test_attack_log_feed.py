@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -32,7 +30,8 @@ from service.transparency.store import TreeStore
 from tests.e2e.helpers import seated_table, showdowns, wait_until
 from tests.e2e.test_witness import keys
 from tests.integration.test_attack_log_feed_units import assert_view_invariants, leaves_are_events
-from tests.support.serve_process import SCRIPT, ServeProcess
+from tests.support.cli import thirteen
+from tests.support.serve_process import ServeProcess
 from tests.support.stores import store_environ
 
 PLAYERS = {"wa": ["a1", "a2", "a3"], "wb": ["b1", "b2", "b3"]}
@@ -100,16 +99,6 @@ def table_positions(app: Any, table: str, rounds: list[str]) -> list[int]:
     ]
 
 
-def run_cli(environ: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **environ},
-    )
-
-
 def assert_rebuilt_alike_and_audited(
     app: Any, environ: dict[str, str], data: Path, stored: int, log_pub: str
 ) -> dict[str, Any]:
@@ -120,7 +109,7 @@ def assert_rebuilt_alike_and_audited(
     try:
         live = views.dump()
         views.close()
-        done = run_cli(environ, "projections", "rebuild", "--data", str(data))
+        done = thirteen("projections", "rebuild", "--data", str(data), env=environ)
         assert done.returncode == 0, done.stderr[-2000:]
         rebuilt = views.dump()
         assert live.keys() == rebuilt.keys()
@@ -130,8 +119,8 @@ def assert_rebuilt_alike_and_audited(
         assert leaves_are_events(app, TreeStore(app)) == stored
     finally:
         views.close()
-    audited = run_cli(
-        environ, "audit", "--all", "--json", "--data", str(data), "--log-public-key", log_pub
+    audited = thirteen(
+        "audit", "--all", "--json", "--data", str(data), "--log-public-key", log_pub, env=environ
     )
     report: dict[str, Any] = json.loads(audited.stdout)
     assert audited.returncode == 0 and report["ok"], audited.stdout[-2000:] + audited.stderr

@@ -9,10 +9,7 @@ the whole log.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -37,6 +34,7 @@ from tests.e2e.helpers import (
 )
 from tests.fixtures.v1_outputs import OUTPUTS as V1_OUTPUTS
 from tests.fixtures.v1_outputs import capture as capture_v1_outputs
+from tests.support.cli import thirteen
 from tests.support.clock import ManualClock
 from tests.support.health import health_stub
 from tests.support.server import ServerThread
@@ -45,20 +43,8 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
 RESULTS = "thirteen.v1.ResultsService"
 
 
-def run_cli(store: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The real console script on this test's store."""
-    return subprocess.run(
-        [sys.executable, "-m", "service.entrypoints.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, **store},
-    )
-
-
 def assert_audit_passes(store: dict[str, str], data: Path) -> None:
-    done = run_cli(store, "audit", "--all", "--data", str(data), "--json")
+    done = thirteen("audit", "--all", "--data", str(data), "--json", env=store)
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     report = json.loads(done.stdout)
     failed = [f for r in report["rounds"] for f in r["findings"] if not f["ok"]]

@@ -36,6 +36,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from service.security.tls import channel_credentials
+from tests.support.cli import thirteen
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
 SPIFFE = "spiffe://thirteen.dev/"
@@ -384,13 +385,7 @@ def test_the_server_log_and_store_hold_no_private_key_material(mtls: Served, cer
 
 
 def serve_refused(tmp_path: Path, *args: str) -> str:
-    done = subprocess.run(
-        [str(SCRIPT), "serve", "--data", str(tmp_path / "data"), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "THIRTEEN_STORE": "sqlite"},
-    )
+    done = thirteen("serve", "--data", str(tmp_path / "data"), *args)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.rules.ruleset import STANDARD
@@ -111,7 +111,6 @@ def logs(draw: Any) -> tuple[list[Any], list[Any], bool]:
     return events, mine[forgotten : len(mine) - lag], only_writer
 
 
-@settings(max_examples=400, deadline=None)
 @given(logs(), st.integers(-2, 130), st.integers(1, 8), st.booleans())
 def test_what_a_reader_is_fed_is_what_the_log_holds_after_its_position(
     drawn: tuple[list[Any], list[Any], bool], after: int, limit: int, filtered: bool

@@ -3,9 +3,11 @@ tests that kill it (SIGKILL), restart it, or run it beside other processes (a wi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -38,6 +40,8 @@ class ServeProcess:
         credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         ensure_seed_key(data / "seed.key")
+        self.data = data
+        self.environ = dict(environ or SQLITE)
         self.process = subprocess.Popen(
             [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data), *extra],
             stdout=subprocess.DEVNULL,
@@ -68,6 +72,24 @@ class ServeProcess:
         self.tables = table_pb2_grpc.TableServiceStub(self.channel)
         self.audit = audit_pb2_grpc.AuditServiceStub(self.channel)
         self.transparency = transparency_pb2_grpc.TransparencyServiceStub(self.channel)
+
+    def stored_events(self) -> int:
+        """How many events its store holds now (read beside it, not through the server)."""
+        if self.environ.get("THIRTEEN_STORE", "sqlite") == "sqlite":
+            uri = f"file:{self.data / 'thirteen.sqlite'}?mode=ro"
+            with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+                return int(db.execute("SELECT COUNT(*) FROM stored_events").fetchone()[0])
+        import psycopg
+
+        schema = self.environ.get("POSTGRES_SCHEMA") or "public"
+        with psycopg.connect(
+            host=self.environ.get("POSTGRES_HOST", "127.0.0.1"),
+            port=self.environ.get("POSTGRES_PORT", "5432"),
+            user=self.environ.get("POSTGRES_USER", "postgres"),
+            dbname=self.environ.get("POSTGRES_DBNAME", "thirteen"),
+        ) as conn:
+            row = conn.execute(f'SELECT COUNT(*) FROM "{schema}".thirteen_events').fetchone()
+            return int(row[0]) if row else 0
 
     def kill(self) -> None:
         self.channel.close()

@@ -12,7 +12,7 @@ import grpc
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import error_details_pb2, status_pb2
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.dealing import deal_record
@@ -127,7 +127,6 @@ def test_r9_1_a_deal_is_refused_while_a_seated_player_holds_more_than_max_balanc
 PAIR = MAX_ROUND_POINTS // limits.OPPONENTS
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.integers(48, MAX_BALANCE), min_size=2, max_size=4),
     st.lists(st.integers(-PAIR, PAIR), min_size=6, max_size=6),
@@ -281,7 +280,6 @@ def scored_rounds(draw: st.DrawFn) -> tuple[Ruleset, list[int]]:
     return ruleset, score_round(seats, ruleset).points
 
 
-@settings(max_examples=300, deadline=None)
 @given(scored_rounds())
 def test_r6_no_player_scores_more_than_max_round_points(scored: tuple[Ruleset, list[int]]) -> None:
     """R6: ``Ruleset.max_round_points``, which a new table's ruleset must keep within
@@ -511,7 +509,6 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
 @given(
     st.one_of(
         st.text(),

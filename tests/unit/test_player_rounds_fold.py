@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import event as label
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.dealing import deal_record
@@ -79,7 +79,6 @@ def play(players: list[str], balances: list[int], client_seed: str, actions: lis
     return round_, round_.collect_events(), arranged
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     st.integers(2, 4).flatmap(
         lambda n: st.tuples(

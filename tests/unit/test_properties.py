@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.errors import SpecialError
@@ -63,14 +63,12 @@ def rounds(draw: st.DrawFn) -> tuple[list[Seat], Ruleset]:
     return seats, ruleset
 
 
-@settings(max_examples=300, deadline=None)
 @given(rounds())
 def test_r6_8_totals_sum_to_zero(round_: tuple[list[Seat], Ruleset]) -> None:
     seats, ruleset = round_
     assert sum(score_round(seats, ruleset).points) == 0
 
 
-@settings(max_examples=200, deadline=None)
 @given(rounds())
 def test_r6_pair_points_are_antisymmetric(round_: tuple[list[Seat], Ruleset]) -> None:
     seats, ruleset = round_
@@ -82,7 +80,6 @@ def test_r6_pair_points_are_antisymmetric(round_: tuple[list[Seat], Ruleset]) ->
     assert forward.points == list(reversed(backward.points))
 
 
-@settings(max_examples=300, deadline=None)
 @given(rounds())
 def test_r6_3_a_foul_never_beats_a_non_foul(round_: tuple[list[Seat], Ruleset]) -> None:
     seats, ruleset = round_
@@ -95,7 +92,6 @@ def test_r6_3_a_foul_never_beats_a_non_foul(round_: tuple[list[Seat], Ruleset]) 
             assert pair.points > 0
 
 
-@settings(max_examples=500, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(-10_000, 10_000), st.integers(0, 5_000)), min_size=2, max_size=4)
 )
@@ -113,7 +109,6 @@ def test_r9_settlement_sums_to_zero_and_never_takes_more_than_a_balance(
         assert paid >= 0 or gross < 0
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.binary(min_size=32, max_size=32), st.text(max_size=20), st.text(max_size=20))
 def test_r12_shuffle_is_a_deterministic_permutation(
     seed: bytes, client_seed: str, round_id: str
@@ -123,13 +118,11 @@ def test_r12_shuffle_is_a_deterministic_permutation(
     assert sorted(card for hand in first for card in hand) == list(DECK)
 
 
-@settings(max_examples=200, deadline=None)
 @given(rulesets)
 def test_r13_ruleset_round_trips_through_a_plain_dict(ruleset: Ruleset) -> None:
     assert Ruleset.from_dict(ruleset.to_dict()) == ruleset
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.permutations(DECK), rulesets)
 def test_r5_6_suggestion_uses_the_cards_and_never_fouls(deck: list[Card], ruleset: Ruleset) -> None:
     hand = deck[:13]
