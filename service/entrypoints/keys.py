@@ -12,8 +12,6 @@ from service.entrypoints.options import Commands, Parser, refuse
 
 def register(commands: Commands) -> None:
     """``dev-certs``, ``keys init``, ``keys show`` and ``seed-key init``."""
-    from service.tools import log_keys
-
     certs = commands.add_parser(
         "dev-certs",
         help="write a development CA, server and per-role client certificates and a policy",
@@ -31,10 +29,10 @@ def register(commands: Commands) -> None:
     keys_init.add_argument(
         "--witness", action="store_true", help="a witness's cosigning key (C2SP tlog-cosignature)"
     )
-    keys_init.set_defaults(run=log_keys.keys_init)
+    keys_init.set_defaults(run=keys_init_command)
     keys_show = key_tasks.add_parser("show", help="print the public key of a private key file")
     keys_show.add_argument("file", type=Path, metavar="FILE")
-    keys_show.set_defaults(run=log_keys.keys_show)
+    keys_show.set_defaults(run=keys_show_command)
     seed_key = commands.add_parser("seed-key", help="the seed key file (`serve --seed-key`)")
     seed_key_tasks = seed_key.add_subparsers(dest="task", required=True, parser_class=Parser)
     seed_key_init = seed_key_tasks.add_parser(
@@ -42,6 +40,18 @@ def register(commands: Commands) -> None:
     )
     seed_key_init.add_argument("file", type=Path, metavar="FILE")
     seed_key_init.set_defaults(run=seed_key_create)
+
+
+def keys_init_command(args: argparse.Namespace) -> int:
+    from service.tools.log_keys import keys_init
+
+    return keys_init(args)
+
+
+def keys_show_command(args: argparse.Namespace) -> int:
+    from service.tools.log_keys import keys_show
+
+    return keys_show(args)
 
 
 def dev_certs(args: argparse.Namespace) -> int:
