@@ -1,6 +1,6 @@
 """The one place that assembles thirteen's processes (after cosmicpython's ``bootstrap``).
 
-- ``open_app``: the application on the configured store, with its event table protected;
+- ``open_app`` (``service.opening``): the application on the configured store;
 - ``start``: a serving process on it: the gRPC server with every servicer and interceptor,
   health and reflection (``service.rpc.server.create_server``), and beside it the log follower,
   the deadline sweeper, the views' projector, the transparency log and the metrics;
@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
@@ -28,10 +27,9 @@ from grpc_health.v1 import health, health_pb2
 from projections.projector import Leadership, NewerViews, Projector
 from projections.store import ResumePoint, ViewStore
 from service.application import Thirteen
-from service.clock import Clock
 from service.eventstore.follower import LogFollower
 from service.eventstore.locks import FileLock
-from service.eventstore.storage import opened, serving, starting_together, while_starting
+from service.eventstore.storage import serving, starting_together, while_starting
 from service.rpc.authorizing import Authorize
 from service.rpc.runner import Runner
 from service.rpc.server import KNOWN_SERVICES, SERVICES, create_server
@@ -40,14 +38,11 @@ from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.views import Views
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.security.policy import Policy
-from service.seed_keys import SEED_KEY_FILE, load_or_create
 from service.sweeper import DeadlineSweeper
 from service.transparency.log import TransparencyLog
 from service.transparency.options import LogOptions
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from service.metrics import Metrics
 
 log = structlog.get_logger("thirteen.server")
@@ -55,27 +50,6 @@ T = TypeVar("T")
 
 _SERVING = health_pb2.HealthCheckResponse.SERVING
 _NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
-
-
-def open_app(
-    data: Path,
-    *,
-    clock: Clock | None = None,
-    environ: Mapping[str, str] | None = None,
-    seed_key: Path | None = None,
-) -> Thirteen:
-    """The application on the configured store (``service.eventstore.storage``), with its event
-    table protected. Its server seeds are derived from the keys in ``seed_key`` (default
-    ``<data>/seed.key``), read (or created) when first needed, so that tools that only read the
-    store never touch it."""
-    keys = functools.partial(load_or_create, seed_key or data / SEED_KEY_FILE)
-
-    def construct(env: dict[str, str]) -> Thirteen:
-        app = Thirteen(env, clock=clock, seed_keys=keys)
-        app.database.protect()
-        return app
-
-    return opened(data, environ, construct)
 
 
 @dataclass

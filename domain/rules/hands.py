@@ -181,7 +181,20 @@ _KEV = tuple(
 )
 
 
-_TABLES = {wheel: _tables(wheel) for wheel in WHEELS}
+def _with_wheel(
+    tables: tuple[dict[int, int], dict[int, int]], wheel: Wheel
+) -> tuple[dict[int, int], dict[int, int]]:
+    """``tables`` with the wheel (A-2-3-4-5, plain and suited) valued as ``wheel`` says: the
+    only piles the wheel parameter changes (R2.3)."""
+    flushes, others = dict(tables[0]), dict(tables[1])
+    wheel_ranks = sorted(_WHEEL_RANKS)
+    others[_product(wheel_ranks)] = _classify5(wheel_ranks, False, wheel)
+    flushes[sum(1 << r for r in wheel_ranks)] = _classify5(wheel_ranks, True, wheel)
+    return flushes, others
+
+
+_SECOND = _tables("second")
+_TABLES = {"second": _SECOND, "lowest": _with_wheel(_SECOND, "lowest")}
 
 
 def value5(cards: Sequence[Card], wheel: Wheel = "second") -> int:

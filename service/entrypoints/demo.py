@@ -95,7 +95,8 @@ def local_server() -> Iterator[str]:
     """Serve on 127.0.0.1:0 from a temporary SQLite store on a thread of its own; yield the
     address, then stop gracefully and delete the store."""
     from service import logging as service_logging
-    from service.bootstrap import ServerOnThread, open_app
+    from service.bootstrap import ServerOnThread
+    from service.opening import open_app
     from service.tools.demo_client import DemoFailed
 
     service_logging.configure("error")  # the narration is the output, not the server's log

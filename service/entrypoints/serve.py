@@ -219,8 +219,8 @@ def _serve(
 def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     """The application on the store with its seed keys read (or, on a first start of the
     embedded default, created) and its transparency log's key checked; or ``_Refused``."""
-    from service.bootstrap import open_app
     from service.eventstore.storage import StoreConfigError
+    from service.opening import open_app
     from service.seed_keys import SEED_KEY_FILE, SeedKeyError
     from service.tools.log_keys import log_options
 

@@ -9,11 +9,12 @@ nothing at all."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
-from cryptography import x509
-from cryptography.x509.oid import NameOID
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 from service.caller import reserved
 from service.security.policy import MAX_IDENTITY_LENGTH
@@ -34,6 +35,8 @@ def identity_of(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
 def identity_in(pem: bytes) -> str | None:
     """The identity a PEM certificate names; None for one that names none usable (no SAN and
     no CN, an empty, overlong or unprintable name, or a certificate that does not parse)."""
+    from cryptography import x509  # only a server with client certificates reads them
+
     try:
         name = _first_name(x509.load_pem_x509_certificate(pem))
     except Exception:  # any malformed field: such a caller has no identity, and no traceback
@@ -44,6 +47,9 @@ def identity_in(pem: bytes) -> str | None:
 
 
 def _first_name(certificate: x509.Certificate) -> str | None:
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
     try:
         sans = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:

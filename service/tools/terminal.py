@@ -38,8 +38,8 @@ class ProgressBar:
 
 def open_store(command: str, data: str) -> Any:
     """The application on the configured store, or a one-line error and an exit status."""
-    from service.bootstrap import open_app
     from service.eventstore.storage import StoreConfigError
+    from service.opening import open_app
 
     try:
         return open_app(Path(data))

@@ -26,8 +26,8 @@ from domain.findings import passed
 from projections.projector import rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit, record_of
+from service.opening import open_app
 from service.rpc.audit import result_reader
 from service.tools import audit as service_audit
 from tests.bench.projections import play

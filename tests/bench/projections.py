@@ -16,7 +16,7 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from projections.projector import Projector, rebuild
 from service.application import Thirteen
-from service.bootstrap import open_app
+from service.opening import open_app
 from tests.bench import database
 
 

@@ -21,9 +21,10 @@ from domain.rules.ruleset import STANDARD
 from domain.tlog.chain import canonical, link
 from domain.wallet import Wallet
 from projections.projector import Projector
-from service.bootstrap import open_app, start
+from service.bootstrap import start
 from service.eventstore.follower import LogFollower
 from service.eventstore.sqlite import SQLiteEvents
+from service.opening import open_app
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 
 SIZES = (10_000, 100_000, 1_000_000)

@@ -35,8 +35,8 @@ from domain.rules.cards import DECK
 from domain.tlog.evidence import check_log
 from domain.tlog.merkle import Frontier, leaf_hash
 from domain.tlog.note import Signer
-from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit, from_document
+from service.opening import open_app
 from service.transparency.exports import located
 from service.transparency.log import TransparencyLog
 from service.transparency.store import TreeState

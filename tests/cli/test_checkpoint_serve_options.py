@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from domain.tlog.note import Signer
-from service.bootstrap import open_app
+from service.opening import open_app
 from service.transparency.keys import write_signer
 from service.transparency.log import TransparencyLog
 from tests.support.seed_key import ensure_seed_key

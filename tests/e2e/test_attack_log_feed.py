@@ -24,7 +24,7 @@ import grpc
 
 from domain.ids import round_uuid, table_uuid
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
-from service.bootstrap import open_app
+from service.opening import open_app
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS
 from service.transparency.store import TreeStore
 from tests.e2e.helpers import seated_table, showdowns, wait_until

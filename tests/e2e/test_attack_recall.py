@@ -28,9 +28,9 @@ from service._generated.thirteen.v1 import (
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
-from service.bootstrap import open_app
 from service.eventstore.locks import AdvisoryLock
 from service.eventstore.postgres import settings as postgres_settings
+from service.opening import open_app
 from tests.e2e.helpers import (
     WAIT,
     arrange_well,

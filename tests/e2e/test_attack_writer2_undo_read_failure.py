@@ -14,7 +14,7 @@ from typing import Any
 from domain.errors import SeatError
 from domain.ids import wallet_uuid
 from domain.rules.ruleset import STANDARD
-from service.bootstrap import open_app
+from service.opening import open_app
 from service.replies import Balance
 from tests.support.clock import ManualClock
 

@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2
 
 from projections.store import SCHEMA, SCHEMA_VERSION
 from service._generated.thirteen.v1 import results_pb2, table_pb2, wallet_pb2
-from service.bootstrap import open_app
+from service.opening import open_app
 from tests.e2e.helpers import refusal_of, wait_until
 from tests.e2e.test_player_rounds import (
     as_row,

@@ -25,7 +25,7 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import CHAIN, canonical, link
 from service._generated.thirteen.v1 import audit_pb2, table_pb2
-from service.bootstrap import open_app
+from service.opening import open_app
 from tests.e2e.helpers import Served
 from tests.support.server import ServerThread
 

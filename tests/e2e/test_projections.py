@@ -17,7 +17,7 @@ from projections.folds import EXTERNAL
 from projections.projector import rebuild
 from projections.store import ViewStore
 from service._generated.thirteen.v1 import results_pb2, wallet_pb2
-from service.bootstrap import open_app
+from service.opening import open_app
 from tests.support.server import ServerThread
 from tests.support.simulation import simulate
 

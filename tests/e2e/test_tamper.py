@@ -30,8 +30,8 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import CHAIN, canonical, link
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.evidence import StoreReader
+from service.opening import open_app
 from tests.bench.projections import play
 
 SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))

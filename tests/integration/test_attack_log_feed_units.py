@@ -31,8 +31,8 @@ from projections.folds import Journal, Leg, OpenRound, RecallLine, RoundRecord, 
 from projections.projector import Projector, rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.eventstore.application import RECENT, EventLogApplication, from_memory
+from service.opening import open_app
 from service.transparency.log import TransparencyLog
 from tests.support.stores import store_environ
 

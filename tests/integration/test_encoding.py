@@ -13,8 +13,8 @@ from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import StoredRecord, verify_chain
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.eventstore.chaining import ChainingMapper
+from service.opening import open_app
 
 
 def _arranged_round(app: Thirteen) -> str:

@@ -27,10 +27,10 @@ from domain.rules.suggest import suggest
 from domain.tlog.chain import verify_chain
 from domain.wallet import InsufficientFunds, Wallet
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.caller import IN_PROCESS, Caller, acting_as
 from service.errors import AlreadyExists, NotFound
 from service.evidence import Decoder, StoreReader, audit, record_of
+from service.opening import open_app
 from tests.support.stores import store_environ
 
 WAIT = 30  # seconds: a bound on a future that is never reached in a passing run

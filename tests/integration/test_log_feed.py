@@ -14,8 +14,8 @@ import pytest
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
-from service.bootstrap import open_app
 from service.eventstore.application import from_memory
+from service.opening import open_app
 from tests.support.stores import store_environ
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from projections.store import ViewStore
-from service.bootstrap import open_app
+from service.opening import open_app
 from tests.support.stores import store_environ
 
 

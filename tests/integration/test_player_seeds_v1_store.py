@@ -20,8 +20,8 @@ from domain.fairness.proof import prove
 from domain.ids import round_uuid
 from domain.round import Round
 from domain.rules.suggest import suggest
-from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit
+from service.opening import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
 DEALT = "domain.round:Round.Dealt"

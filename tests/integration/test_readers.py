@@ -14,7 +14,7 @@ import pytest
 
 from domain.ids import wallet_uuid
 from service.application import Thirteen
-from service.bootstrap import open_app
+from service.opening import open_app
 
 READERS = 8
 SECONDS = 3.0

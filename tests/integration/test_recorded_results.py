@@ -22,8 +22,8 @@ from domain.round import Round
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
 from domain.tlog.chain import StoredRecord, verify_chain
-from service.bootstrap import open_app
 from service.evidence import Decoder
+from service.opening import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store" / "thirteen.sqlite"
 

@@ -17,7 +17,7 @@ from structlog.testing import capture_logs
 from domain.fairness.seeds import SeedKeyMissing, key_id
 from domain.rules.ruleset import STANDARD
 from domain.rules.suggest import suggest
-from service.bootstrap import open_app
+from service.opening import open_app
 from service.seed_keys import SeedKeyError, load_or_create, read
 
 SCRIPT = Path(sys.executable).parent / "thirteen"

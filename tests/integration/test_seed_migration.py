@@ -21,8 +21,8 @@ from domain.ids import table_uuid
 from domain.rules.ruleset import FUJIAN
 from domain.rules.suggest import suggest
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.evidence import Decoder, StoreReader, audit
+from service.opening import open_app
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
 SQLITE = {"THIRTEEN_STORE": "sqlite"}

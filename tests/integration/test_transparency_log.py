@@ -18,8 +18,8 @@ import structlog.testing
 
 from domain.tlog.note import Signer
 from service.application import Thirteen
-from service.bootstrap import open_app
 from service.errors import NotFound
+from service.opening import open_app
 from service.transparency.log import TransparencyLog
 from service.transparency.store import StoredCheckpoint
 from tests.support.stores import PG, store_environ

@@ -19,7 +19,7 @@ import pytest
 from projections.projector import Projector
 from projections.store import SCHEMA_VERSION, Tracking, ViewsMissing, ViewStore
 from service.application import Thirteen
-from service.bootstrap import open_app
+from service.opening import open_app
 from tests.e2e.helpers import WAIT, wait_until
 from tests.support.stores import PG, store_environ
 

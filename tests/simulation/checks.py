@@ -71,7 +71,7 @@ class Store:
         return ViewStore(postgres={**settings, "schema": e.get("POSTGRES_SCHEMA", "")})
 
     def max_position(self) -> int:
-        from service.bootstrap import open_app
+        from service.opening import open_app
 
         app = open_app(self.data, environ=self.environ)
         try:

@@ -16,8 +16,9 @@ from service._generated.thirteen.v1 import (
     transparency_pb2_grpc,
     wallet_pb2_grpc,
 )
-from service.bootstrap import Running, ServerOnThread, open_app
+from service.bootstrap import Running, ServerOnThread
 from service.metrics import Metrics
+from service.opening import open_app
 from service.security.policy import Policy
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
 from service.transparency.options import LogOptions

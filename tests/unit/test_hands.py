@@ -205,3 +205,12 @@ def test_describe_against_adds_the_kickers_only_when_the_short_words_tie() -> No
     assert describe_against(pair_a, pair_k) == "pair, 2s (2 A 9 3)"
     flush, straight = value5(cards("2s 6s 8s Js As")), value5(cards("3d 4d 5c 6d 7h"))
     assert describe_against(flush, straight) == "flush, A-high"
+
+
+@pytest.mark.parametrize("wheel", ["second", "lowest"])
+def test_r2_3_each_wheel_s_table_is_every_pile_classified_under_that_wheel(wheel: str) -> None:
+    """The ``lowest`` table is the ``second`` one with only the wheel's piles valued again;
+    built whole it is the same."""
+    from domain.rules import hands
+
+    assert hands._TABLES[wheel] == hands._tables(wheel)

@@ -35,6 +35,7 @@ FLOORS: list[tuple[str, ...]] = [
     (  # the application and what reads or keeps the store beside it
         "service.application",
         "service.replies",
+        "service.opening",
         "service.sweeper",
         "service.evidence",
         "service.transparency",
