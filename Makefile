@@ -29,8 +29,14 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Every check, on SQLite and PostgreSQL, in 4 processes (worksteal balances the long files).
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 4 --dist worksteal
+
+# The quick loop: the pure domain's tests and doctests, fewer examples of each property, no
+# server, no database, nothing marked slow (a few seconds).
+unit: setup
+	$(BIN)/python -m pytest -q -m "not slow" --hypothesis-profile=quick tests/unit domain projections
 
 ADDRESS ?= 127.0.0.1:50051
 DATA ?= var

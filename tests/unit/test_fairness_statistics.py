@@ -33,6 +33,8 @@ import pytest
 
 from domain.fairness.shuffle import HAND_SIZE, deal
 
+pytestmark = pytest.mark.slow  # 100,000 deals dealt and counted: about 6 s
+
 DEALS = 100_000
 CARDS = 52
 SEATS = 4
