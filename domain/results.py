@@ -86,11 +86,8 @@ def round_result(round_: Round, outcome: Outcome | None = None) -> RoundResult:
     players = []
     for score in outcome.score.players:
         play = round_.play_of(score.player_id)
-        piles: tuple[Any, Any, Any] = ((), (), ())
-        if play.arrangement is not None:
-            piles = play.arrangement.piles  # type: ignore[assignment]
-        elif play.split is not None:
-            piles = (play.split.front, play.split.middle, play.split.back)
+        shown = play.arrangement or play.split
+        piles = shown.piles if shown is not None else ((), (), ())
         players.append(
             PlayerResult(
                 player_id=score.player_id,

@@ -3,7 +3,8 @@ R11), the reveal (R10.3, R6, R9) and the result against the wallets and the view
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from domain.audit.evidence import RoundEvidence
@@ -16,6 +17,11 @@ from domain.rules.arrangement import Arrangement
 from domain.rules.cards import Card, parse_cards
 from domain.rules.play import declare
 from domain.rules.specials import Split
+
+Cards = tuple[Sequence[Card], list[tuple[Card, ...]]]
+"""A player's dealt hand, and the piles their submission gives."""
+Check = Callable[[str, bool, str, str], bool]
+"""``Report.check`` for one event: rule, whether it passed, what to say if so, and if not."""
 
 
 def verify_submission(round_: Round, event: Any, where: str, report: Report) -> None:
@@ -42,10 +48,8 @@ def verify_submission(round_: Round, event: Any, where: str, report: Report) -> 
     )
     hand = round_.hand(player) if player in round_.hands else ()
     piles = [parse_cards(event.front), parse_cards(event.middle), parse_cards(event.back)]
-    if isinstance(event, Round.Arranged):
-        _verify_arrangement(round_, event, hand, piles, where, report)
-        return
-    _verify_declaration(round_, event, hand, piles, where, report)
+    verify = _verify_arrangement if isinstance(event, Round.Arranged) else _verify_declaration
+    verify(round_, event, (hand, piles), functools.partial(report.check, event=where))
 
 
 def _verify_escape(round_: Round, event: Any, where: str, report: Report) -> None:
@@ -70,47 +74,31 @@ def _verify_escape(round_: Round, event: Any, where: str, report: Report) -> Non
     )
 
 
-def _verify_arrangement(
-    round_: Round,
-    event: Any,
-    hand: Sequence[Card],
-    piles: list[tuple[Card, ...]],
-    where: str,
-    report: Report,
-) -> None:
-    player = event.player_id
+def _verify_arrangement(round_: Round, event: Any, cards: Cards, check: Check) -> None:
+    player, (hand, piles) = event.player_id, cards
     try:
         arrangement = Arrangement.of(*piles, dealt=hand)
         uses = sorted(arrangement.cards) == sorted(hand)
     except RuleError:
         uses = False
-    report.check(
+    check(
         "R4.1",
         uses,
         f"{player}'s arrangement uses exactly their 13 cards",
         f"{player}'s arrangement does not use exactly the cards dealt to them",
-        where,
     )
     if uses:
         reason = arrangement.foul_reason(round_.ruleset.wheel)
-        report.check(
+        check(
             "R4.2",
             reason == event.foul_reason,
             f"{player}'s arrangement is rightly recorded as {'a foul' if reason else 'not a foul'}",
             f"{player}'s foul is recorded as {event.foul_reason!r}, the rules say {reason!r}",
-            where,
         )
 
 
-def _verify_declaration(
-    round_: Round,
-    event: Any,
-    hand: Sequence[Card],
-    piles: list[tuple[Card, ...]],
-    where: str,
-    report: Report,
-) -> None:
-    player = event.player_id
+def _verify_declaration(round_: Round, event: Any, cards: Cards, check: Check) -> None:
+    player, (hand, piles) = event.player_id, cards
     split = Split(*piles) if piles[0] else None
     try:
         play = declare(hand, event.declared, round_.ruleset, split)
@@ -118,12 +106,11 @@ def _verify_declaration(
         found = play.special.id if play.special else "nothing"
     except RuleError as error:
         ok, found = False, error.message
-    report.check(
+    check(
         "R5",
         ok,
         f"{player}'s declared {event.special} qualifies",
         f"{player}'s declaration of {event.special} does not stand: {found}",
-        where,
     )
 
 

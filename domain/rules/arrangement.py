@@ -15,18 +15,15 @@ from dataclasses import dataclass
 from domain.errors import ArrangementError
 from domain.rules.cards import Card
 from domain.rules.hands import describe, front_beats_middle, value3, value5
+from domain.rules.specials import Split
 
 PILE_NAMES = ("front", "middle", "back")
 PILE_SIZES = (3, 5, 5)
 
 
 @dataclass(frozen=True)
-class Arrangement:
-    """R4.1: three cards in front, five in the middle, five at the back."""
-
-    front: tuple[Card, ...]
-    middle: tuple[Card, ...]
-    back: tuple[Card, ...]
+class Arrangement(Split):
+    """R4.1: three cards in front, five in the middle, five at the back, checked."""
 
     @classmethod
     def of(
@@ -55,14 +52,6 @@ class Arrangement:
                         f"card {card} in the {name} was not dealt to this player", field=name
                     )
         return cls(*piles)
-
-    @property
-    def piles(self) -> tuple[tuple[Card, ...], ...]:
-        return (self.front, self.middle, self.back)
-
-    @property
-    def cards(self) -> tuple[Card, ...]:
-        return self.front + self.middle + self.back
 
     def values(self, wheel: str = "second") -> tuple[int, int, int]:
         """The three pile values (R2), front first."""

@@ -83,11 +83,16 @@ ANY = "any"
 
 @dataclass(frozen=True)
 class Split:
-    """A 3/5/5 split of thirteen cards; for the split patterns it is recorded (R5.5)."""
+    """A 3/5/5 split of thirteen cards, unchecked; for the split patterns it is recorded (R5.5),
+    and an ``Arrangement`` is one checked against R4.1."""
 
     front: tuple[Card, ...]
     middle: tuple[Card, ...]
     back: tuple[Card, ...]
+
+    @property
+    def piles(self) -> tuple[tuple[Card, ...], ...]:
+        return (self.front, self.middle, self.back)
 
     @property
     def cards(self) -> tuple[Card, ...]:

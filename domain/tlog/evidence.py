@@ -29,6 +29,15 @@ def leaf_data(record: StoredRecord) -> bytes:
     return canonical(record.stream, record.version, record.topic, record.state)
 
 
+def _encoded(hashes: tuple[bytes, ...]) -> list[str]:
+    return [base64.b64encode(h).decode() for h in hashes]
+
+
+def _decoded(hashes: Any) -> tuple[bytes, ...]:
+    """Hashes from an export (base64, strictly): none when the field is missing or empty."""
+    return tuple(base64.b64decode(h, validate=True) for h in hashes or ())
+
+
 @dataclass(frozen=True)
 class EventProof:
     """Where one event is in the log, and its inclusion proof in the checkpoint's tree."""
@@ -40,23 +49,12 @@ class EventProof:
     hashes: tuple[bytes, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "stream": self.stream,
-            "version": self.version,
-            "position": self.position,
-            "leaf_index": self.leaf_index,
-            "hashes": [base64.b64encode(h).decode() for h in self.hashes],
-        }
+        return {**vars(self), "hashes": _encoded(self.hashes)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EventProof:
-        return cls(
-            str(data["stream"]),
-            int(data["version"]),
-            int(data["position"]),
-            int(data["leaf_index"]),
-            tuple(base64.b64decode(h, validate=True) for h in data["hashes"]),
-        )
+        version, position, leaf = (int(data[n]) for n in ("version", "position", "leaf_index"))
+        return cls(str(data["stream"]), version, position, leaf, _decoded(data["hashes"]))
 
 
 @dataclass(frozen=True)
@@ -70,21 +68,14 @@ class LogEvidence:
     consistency: tuple[bytes, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "checkpoint": self.checkpoint,
-            "proofs": [p.to_json() for p in self.proofs],
-            "earlier_size": self.earlier_size,
-            "consistency": [base64.b64encode(h).decode() for h in self.consistency],
-        }
+        proofs = [p.to_json() for p in self.proofs]
+        return {**vars(self), "proofs": proofs, "consistency": _encoded(self.consistency)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LogEvidence:
-        return cls(
-            str(data["checkpoint"]),
-            tuple(EventProof.from_json(p) for p in data["proofs"]),
-            int(data.get("earlier_size") or 0),
-            tuple(base64.b64decode(h, validate=True) for h in data.get("consistency") or ()),
-        )
+        proofs = tuple(EventProof.from_json(p) for p in data["proofs"])
+        earlier = int(data.get("earlier_size") or 0)
+        return cls(str(data["checkpoint"]), proofs, earlier, _decoded(data.get("consistency")))
 
 
 def _checkpoint(log: LogEvidence, key: Verifier | None) -> tuple[Checkpoint, Finding]:

@@ -186,15 +186,21 @@ def verify_inclusion(
             return False
         if fn & 1 or fn == sn:
             digest = node_hash(sibling, digest)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn >>= 1
-                    sn >>= 1
+            fn, sn = _climb(fn, sn)
         else:
             digest = node_hash(digest, sibling)
         fn >>= 1
         sn >>= 1
     return sn == 0 and digest == expected_root
+
+
+def _climb(fn: int, sn: int) -> tuple[int, int]:
+    """RFC 9162 §2.1.3.2 step 5.b.i (and §2.1.4.2's): while ``fn`` is even and not zero,
+    shift ``fn`` and ``sn`` right together: up to the first node that is a right child."""
+    while fn and not fn & 1:
+        fn >>= 1
+        sn >>= 1
+    return fn, sn
 
 
 def verify_consistency(
@@ -225,10 +231,7 @@ def verify_consistency(
         if fn & 1 or fn == sn:
             first = node_hash(sibling, first)
             second = node_hash(sibling, second)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn >>= 1
-                    sn >>= 1
+            fn, sn = _climb(fn, sn)
         else:
             second = node_hash(second, sibling)
         fn >>= 1

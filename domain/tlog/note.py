@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
@@ -59,6 +59,19 @@ def _raw(public: Ed25519PublicKey) -> bytes:
     return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
+def _key_text(name: str, key_id: bytes, kind: int, material: bytes) -> str:
+    """``NAME+KEYID+KEY``: the text form of a public or (after its prefix) private key."""
+    return f"{name}+{key_id.hex()}+{base64.b64encode(bytes([kind]) + material).decode()}"
+
+
+def _decoded(parts: Sequence[str], what: str) -> tuple[bytes, bytes]:
+    """The key id and the key (type byte first) of ``NAME+KEYID+KEY`` split in three."""
+    try:
+        return bytes.fromhex(parts[1]), base64.b64decode(parts[2], validate=True)
+    except (ValueError, binascii.Error):
+        raise NoteError(f"{what}: key id or key is not hex/base64") from None
+
+
 @dataclass(frozen=True)
 class Verifier:
     """A public key that verifies one kind of signature under one name."""
@@ -73,8 +86,7 @@ class Verifier:
 
     @property
     def vkey(self) -> str:
-        encoded = base64.b64encode(bytes([self.kind]) + self.public_key).decode()
-        return f"{self.name}+{self.key_id.hex()}+{encoded}"
+        return _key_text(self.name, self.key_id, self.kind, self.public_key)
 
     @classmethod
     def parse(cls, vkey: str) -> Verifier:
@@ -82,13 +94,8 @@ class Verifier:
         parts = vkey.strip().split("+", 2)  # base64 may hold "+"
         if len(parts) != 3:
             raise NoteError(f"{vkey[:60]!r} is not a verifier key (NAME+KEYID+KEY)")
-        name, hex_id, encoded = parts
-        check_name(name)
-        try:
-            given = bytes.fromhex(hex_id)
-            material = base64.b64decode(encoded, validate=True)
-        except (ValueError, binascii.Error):
-            raise NoteError(f"verifier key {name!r}: key id or key is not hex/base64") from None
+        name = check_name(parts[0])
+        given, material = _decoded(parts, f"verifier key {name!r}")
         if len(given) != 4 or len(material) != 33 or material[0] not in TYPES:
             raise NoteError(
                 f"verifier key {name!r}: expected a 4-byte key id and an Ed25519 key "
@@ -132,8 +139,7 @@ class Signer:
 
     @property
     def skey(self) -> str:
-        encoded = base64.b64encode(bytes([self.kind]) + self.seed).decode()
-        return f"{PRIVATE_PREFIX}{self.name}+{self.verifier.key_id.hex()}+{encoded}"
+        return PRIVATE_PREFIX + _key_text(self.name, self.verifier.key_id, self.kind, self.seed)
 
     @classmethod
     def parse(cls, skey: str) -> Signer:
@@ -144,12 +150,8 @@ class Signer:
         parts = text[len(PRIVATE_PREFIX) :].split("+", 2)
         if len(parts) != 3:
             raise NoteError("not a private key (PRIVATE+KEY+NAME+KEYID+KEY)")
-        name, hex_id, encoded = parts
-        try:
-            given = bytes.fromhex(hex_id)
-            material = base64.b64decode(encoded, validate=True)
-        except (ValueError, binascii.Error):
-            raise NoteError(f"private key {name[:60]!r}: key id or key is not hex/base64") from None
+        name = parts[0]
+        given, material = _decoded(parts, f"private key {name[:60]!r}")
         if len(material) != 33 or material[0] not in TYPES:
             raise NoteError(f"private key {name[:60]!r}: not an Ed25519 key")
         signer = cls.from_seed(name, material[1:], material[0])

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as Late
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
@@ -103,29 +104,20 @@ class StoreReader:
                 answer.set_exception(error)
 
 
+@dataclass(eq=False)
 class Readings(Collector):
     """The collector of the readings; ``tree`` is None when the server keeps no transparency
     log. ``now`` is the wall clock events are stamped with; ``timeout`` bounds each store
     reading. ``close`` ends the reader's thread."""
 
-    def __init__(
-        self,
-        events: Log,
-        views: Views,
-        projector: Projector,
-        hub: Streams,
-        tree: Tree | None,
-        now: Callable[[], float] = time.time,
-        timeout: float = READ_TIMEOUT,
-    ) -> None:
-        self.events = events
-        self.views = views
-        self.projector = projector
-        self.hub = hub
-        self.tree = tree
-        self.now = now
-        self.timeout = timeout
-        self.reader = StoreReader()
+    events: Log
+    views: Views
+    projector: Projector
+    hub: Streams
+    tree: Tree | None
+    now: Callable[[], float] = time.time
+    timeout: float = READ_TIMEOUT
+    reader: StoreReader = field(default_factory=lambda: StoreReader())
 
     def close(self) -> None:
         self.reader.close()
