@@ -1,11 +1,10 @@
 """What a ``Revealed`` event records of the scored showdown, and the outcome it stands for (R6,
 R9).
 
-The scored showdown is recorded once, with the ``Revealed`` event that decided it (STYLE 12):
-``record`` writes what the event keeps besides the totals and coins it always held, and
-``recorded_score`` reads it back. ``domain.results`` copies it into the result every reader
-gets.
-"""
+The scored showdown is recorded once, with the ``Revealed`` event that decided it (record once, copy
+on read: docs/internals/decisions.md): ``record`` writes what the event keeps besides the totals and
+coins it always held, and ``recorded_score`` reads it back. ``domain.results`` copies it into the
+result every reader gets."""
 
 from __future__ import annotations
 

@@ -19,12 +19,12 @@ from domain.errors import PhaseError, RuleError
 from domain.fairness.shuffle import commitment, in_seat_order
 from domain.ids import round_uuid
 from domain.recorded import Outcome, ShowdownRecord, record, recorded_score
-from domain.rules.arrangement import Arrangement
+from domain.rules.arrangement import PILE_NAMES, Arrangement
 from domain.rules.cards import Card, format_cards
 from domain.rules.escape import escape_transfers
 from domain.rules.play import NO_ARRANGEMENT, Play, declare, parsed_cards, stored_play
 from domain.rules.ruleset import Ruleset
-from domain.rules.scoring import RoundScore, Seat, score_round
+from domain.rules.scoring import Seat, score_round
 from domain.rules.settlement import gross, settle
 from domain.rules.specials import Special, Split
 
@@ -173,9 +173,7 @@ class Round(Aggregate):
     @property
     def phase(self) -> str:
         """``dealt`` (in progress, R10), ``revealed`` (R10.3) or ``abandoned`` (R11.3)."""
-        if self.revealed:
-            return "revealed"
-        return "abandoned" if self.ended else "dealt"
+        return "revealed" if self.revealed else "abandoned" if self.ended else "dealt"
 
     @property
     def seat_seeds(self) -> list[tuple[str, str]]:
@@ -195,40 +193,31 @@ class Round(Aggregate):
         submission = self.submissions.get(player_id)
         if submission is None:
             return NO_ARRANGEMENT
-        return stored_play(
-            submission.get("special", ""),
-            tuple(submission["front"]),
-            tuple(submission["middle"]),
-            tuple(submission["back"]),
-        )
+        piles = (tuple(submission[pile]) for pile in PILE_NAMES)
+        return stored_play(submission.get("special", ""), *piles)
 
     def not_ready(self) -> list[str]:
         """R10.3: active players with no arrangement, or a foul one."""
-        return [
-            p
-            for p in self.active
-            if p not in self.submissions or self.submissions[p].get("foul_reason")
-        ]
+        submitted = self.submissions
+        return [p for p in self.active if p not in submitted or submitted[p].get("foul_reason")]
 
     def can_reveal(self, now: datetime) -> bool:
         return not self.ended and (now >= self.deadline or not self.not_ready())
 
-    def score(self) -> RoundScore:
-        """R6 over the active players, from the recorded submissions."""
-        return score_round([Seat(p, self.play_of(p)) for p in self.active], self.ruleset)
-
     def outcome(self) -> Outcome:
-        """R6, R7, R9: the score and the settlement against the balances at the deal, scored
-        now from the recorded submissions (what the reveal decides and the audit re-derives)."""
-        score = self.score()
+        """R6, R7, R9: the score of the active players and the settlement against the balances
+        at the deal, scored now from the recorded submissions (what the reveal decides and the
+        audit re-derives)."""
         active = self.active
+        score = score_round([Seat(p, self.play_of(p)) for p in active], self.ruleset)
         coins = settle(gross(score.points, self.base_stake), [self.balances[p] for p in active])
         return Outcome(score, dict(zip(active, coins, strict=True)))
 
     def revealed_outcome(self) -> Outcome | None:
         """The outcome the reveal recorded, or None for a round not revealed: copied from the
-        ``Revealed`` event, not scored again (STYLE 12). A round revealed before the event
-        recorded its showdown (class version 1) is scored once from its events (R9.3)."""
+        ``Revealed`` event, not scored again (record once, copy on read). A round revealed
+        before the event recorded its showdown (class version 1) is scored once from its events
+        (R9.3)."""
         if not self.revealed:
             return None
         return self._recorded

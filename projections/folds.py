@@ -219,7 +219,8 @@ class ViewFold:
 
 def recall_lines(round_: Round, result: RoundResult | None, ended_at: datetime) -> list[RecallLine]:
     """Every player dealt into an ended round, in seat order (R10.1): those at the showdown
-    as ``result`` recorded it (copied, STYLE 12), the others with what they submitted."""
+    as ``result`` recorded it (copied: record once, copy on read), the others with what they
+    submitted."""
     shown = {p.player_id: p for p in result.players} if result is not None else {}
     lines = []
     for seat, player in enumerate(round_.players):

@@ -44,7 +44,7 @@ from service import caller
 from service.clock import Clock, SystemClock
 from service.errors import AlreadyExists, NotFound
 from service.eventstore.answers import Saved
-from service.eventstore.application import EventLogApplication, command
+from service.eventstore.eventlog import EventLogApplication, command
 from service.replies import ArrangeResult, Balance, RevealResult, StandUpResult
 from service.security.access import check_dealer
 
@@ -61,7 +61,7 @@ def no_wallet(player_id: str) -> NotFound:
 
 
 class Thirteen(EventLogApplication):
-    """Tables, rounds and wallets of 十三水 (RULES.md R1–R13)."""
+    """Tables, rounds and wallets of 十三水 (docs/rules.md R1–R13)."""
 
     name = "Thirteen"
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "5000", "SQLITE_LOCK_TIMEOUT": "30"}

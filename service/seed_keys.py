@@ -26,7 +26,7 @@ SEED_KEY_FILE = "seed.key"
 """The file's name under the data directory when ``--seed-key`` is not given."""
 
 _HEADER = """\
-# thirteen seed key file. Every server seed is derived from the first key (RULES.md R12.1).
+# thirteen seed key file. Every server seed is derived from the first key (docs/rules.md R12.1).
 # Keep it secret and back it up: without it, rounds committed under it cannot be dealt.
 # Every replica of one store needs this same file. To rotate, add a new key (64 hex digits)
 # as the first line and keep the old lines until every table has moved on.

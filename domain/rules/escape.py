@@ -1,7 +1,7 @@
 """Leaving between the deal and the showdown (R11).
 
 >>> escape_transfers("B", ["A", "B", "C", "D"], base=1, balance_at_deal=1000,
-...                  multiple=25)                      # RULES.md worked example 8
+...                  multiple=25)                      # docs/rules.md worked example 8
 {'B': -25, 'C': 9, 'D': 8, 'A': 8}
 """
 

@@ -44,7 +44,7 @@ class Category(enum.IntEnum):
 
     @property
     def id(self) -> str:
-        """The category's id as written in RULES.md: ``three_of_a_kind``."""
+        """The category's id as written in the rule book (docs/rules.md): ``three_of_a_kind``."""
         return self.name.lower()
 
     @property

@@ -1,6 +1,6 @@
 """Coins: gross results and the capped, zero-sum settlement (R7, R9).
 
->>> settle(gross([12, -6, -6], 10), [500, 30, 100])   # RULES.md worked example 6
+>>> settle(gross([12, -6, -6], 10), [500, 30, 100])   # docs/rules.md worked example 6
 [90, -30, -60]
 >>> settle(gross([5, 4, -9], 10), [1000, 1000, 50])   # worked example 7
 [28, 22, -50]

@@ -62,7 +62,8 @@ def suggest(args: argparse.Namespace) -> int:
 
 def deal(args: argparse.Namespace) -> int:
     """R12: recompute a deal from its seeds; with players' seeds (R12.8) from the client seed
-    they turn it into. Seats are ``--seat-ids`` or p0, p1, … as in RULES.md's test vector."""
+    they turn it into. Seats are ``--seat-ids`` or p0, p1, … as in the rule book's test vector
+    (R12.7)."""
     try:
         seats = _seats(args.players, args.seat_ids)
         given: dict[str, str] = {}

@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from service.eventstore.application import EventLogApplication
+from service.eventstore.eventlog import EventLogApplication
 
 Listener = Callable[[int, Any], None]
 log = structlog.get_logger(__name__)

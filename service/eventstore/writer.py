@@ -46,7 +46,7 @@ CATCH_UP_PAGES = 20  # queries before the writer forgets what it holds and start
 
 
 class Log(Protocol):
-    """What the writer needs of the event log it writes (``service.eventstore.application``)."""
+    """What the writer needs of the event log it writes (``service.eventstore.eventlog``)."""
 
     @property
     def events(self) -> EventStore[UUID]: ...

@@ -2,10 +2,11 @@
 
 Each stream is a coroutine waiting on its own small queue, so open streams hold no worker thread and
 cannot starve unary calls (as a sync server's streams did, each holding one). Each event is encoded
-once (STYLE 12): the log follower's thread loads the state after the event once and builds its
-message once per distinct viewer among the table's open streams, then the event loop hands the same
-messages to every stream of the table. Nothing waits on a stream: a stream whose client does not
-read fills its queue and is ended with RESOURCE_EXHAUSTED and the position to resume after.
+once (record once, copy on read: docs/internals/decisions.md): the log follower's thread loads the
+state after the event once and builds its message once per distinct viewer among the table's open
+streams, then the event loop hands the same messages to every stream of the table. Nothing waits on
+a stream: a stream whose client does not read fills its queue and is ended with RESOURCE_EXHAUSTED
+and the position to resume after.
 
 Catching up (the events stored after the requested position) runs on the worker pool, one call
 per batch of events, at most ``CATCH_UPS`` batches at a time so that unary calls always find a

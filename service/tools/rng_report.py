@@ -116,7 +116,7 @@ def render(
     """The report: what was tested on what, each test's figures and verdict, the result."""
     passed = sum(outcome.passed for outcome in outcomes)
     lines = [
-        "thirteen RNG report: the provably fair deal (RULES.md R12.3-R12.5)",
+        "thirteen RNG report: the provably fair deal (docs/rules.md R12.3-R12.5)",
         "",
         _field("date", provenance.date),
         _field("software", provenance.software),

@@ -42,7 +42,7 @@ from domain.tlog.merkle import Frontier, Node, leaf_hash, subtrees, verify_consi
 from domain.tlog.note import Signer, Verifier
 from projections.projector import Leadership
 from service.application import Thirteen
-from service.eventstore.application import from_memory, mine_after
+from service.eventstore.eventlog import from_memory, mine_after
 from service.evidence import record_of
 from service.transparency.cosignatures import add_cosignature
 from service.transparency.health import STALL_AFTER, Health

@@ -5,7 +5,7 @@ page's report is ``thirteen explain``'s (``service.report.html``): its labels ar
 report's English (``ENGLISH_LABELS``) or their Chinese here (``REPORT_ZH``). Sentences that
 come from the record (the comparisons the reveal recorded, the audit's findings, the dispute
 report's phrases) are shown as recorded, in English, under Chinese labels; pile and hand
-category names get their Chinese name beside them (RULES.md glossary and R2.1).
+category names get their Chinese name beside them (the rule book's glossary and R2.1).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ REPORT_ZH: dict[str, str] = {
 plain words, no markup, as the report's English."""
 
 PILES_ZH = {"front": "前墩", "middle": "中墩", "back": "后墩"}
-"""RULES.md glossary: 墩 pile."""
+"""The rule book's glossary (docs/rules.md): 墩 pile."""
 
 CATEGORIES_ZH = {
     Category.STRAIGHT_FLUSH: "同花顺",

@@ -31,7 +31,7 @@ from projections.folds import Journal, Leg, OpenRound, RecallLine, RoundRecord, 
 from projections.projector import Projector, rebuild
 from projections.store import ViewStore
 from service.application import Thirteen
-from service.eventstore.application import RECENT, EventLogApplication, from_memory
+from service.eventstore.eventlog import RECENT, EventLogApplication, from_memory
 from service.opening import open_app
 from service.transparency.log import TransparencyLog
 from tests.support.stores import store_environ

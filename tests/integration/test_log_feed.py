@@ -14,7 +14,7 @@ import pytest
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
-from service.eventstore.application import from_memory
+from service.eventstore.eventlog import from_memory
 from service.opening import open_app
 from tests.support.stores import store_environ
 

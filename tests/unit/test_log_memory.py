@@ -1,11 +1,11 @@
 """Issue 10: what a reader of the log may take from a process's memory of its latest commits
-(``service.eventstore.application.from_memory``): only positions that continue the reader's own
+(``service.eventstore.eventlog.from_memory``): only positions that continue the reader's own
 without a gap, and "that is all" only where nothing else can have been committed. The stores
 themselves are in ``tests/integration/test_log_feed.py``."""
 
 from __future__ import annotations
 
-from service.eventstore.application import from_memory
+from service.eventstore.eventlog import from_memory
 
 
 def entries(*positions: int) -> list[tuple[int, str]]:
