@@ -30,6 +30,9 @@ from service.application import Thirteen
 from service.eventstore.follower import LogFollower
 from service.eventstore.locks import FileLock
 from service.eventstore.storage import serving, starting_together, while_starting
+from service.routing.forwarding import Router
+from service.routing.peers import Peers, Routing
+from service.routing.rounds import RoundTables
 from service.rpc.authorizing import Authorize
 from service.rpc.runner import Runner
 from service.rpc.server import KNOWN_SERVICES, SERVICES, create_server
@@ -68,6 +71,7 @@ class Running:
     hub: WatchHub
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     serving_lock: FileLock | None = None  # SQLite: this process serves the store
+    peers: Peers | None = None  # with replicas: who owns which table
     transparency: TransparencyLog | None = None
     metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
 
@@ -89,6 +93,8 @@ class Running:
         # position its client resumes from on another replica or after the restart.
         self.hub.end_all(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
         await self.server.stop(grace)
+        if self.peers is not None:
+            await self.peers.stop()
         if self.metrics is not None:
             self.metrics.close()
         self.sweeper.stop()
@@ -114,12 +120,15 @@ async def start(
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
     metrics: Metrics | None = None,
+    routing: Routing | None = None,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
     the callers their roles (default: everyone is admin); ``transparency`` says how to keep
     the transparency log (``service.transparency``; default: a key for this process only);
-    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it."""
+    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it;
+    ``routing`` names the other replicas, to which the commands of the tables they own are
+    passed (``service.routing``; default: every call is served here)."""
     lock = serving(app.database)  # first: a second server on a SQLite store stops here
     try:
         running = await _assemble(
@@ -131,6 +140,7 @@ async def start(
             policy or Policy.everyone_admin(),
             transparency or LogOptions(),
             metrics,
+            routing,
         )
     except BaseException:
         if lock is not None:
@@ -161,6 +171,7 @@ async def _assemble(
     policy: Policy,
     transparency: LogOptions,
     metrics: Metrics | None,
+    routing: Routing | None,
 ) -> Running:
     sweep_interval, poll_interval = intervals
     loop = asyncio.get_running_loop()
@@ -185,7 +196,13 @@ async def _assemble(
     run = Runner(executor)
     reads = Views(views, projector)  # every RPC's read of the views, as of the call
     servicers = every_servicer(app, run, hub, reads, health_servicer, transparency_log)
-    server, port = create_server(servicers, _interceptors(policy, metrics), address, credentials)
+    peers = None if routing is None else Peers(routing.listed, routing.credentials)
+    rounds = RoundTables(app)
+    router = None if peers is None else Router(peers, rounds, executor)
+    interceptors = _interceptors(policy, metrics, router)
+    server, port = create_server(servicers, interceptors, address, credentials)
+    if peers is not None and routing is not None:
+        peers.bind(routing.advertise or f"{address.rsplit(':', 1)[0]}:{port}")
     resume = await loop.run_in_executor(
         executor,
         while_starting,
@@ -193,6 +210,9 @@ async def _assemble(
         functools.partial(_prepare, app, views, projector, leadership, transparency_log),
     )
     follower, sweeper = _followers(app, hub, resume, sweep_interval, poll_interval)
+    if peers is not None:
+        follower.listeners.append(rounds.on_event)
+        sweeper.owns, sweeper.table_of = peers.owns, rounds.table_of
     if metrics is not None:
         metrics.attach(
             app, views=views, projector=projector, hub=hub, transparency=transparency_log
@@ -202,16 +222,23 @@ async def _assemble(
     running = Running(
         server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
     )
-    running.transparency, running.metrics = transparency_log, metrics
+    running.transparency, running.metrics, running.peers = transparency_log, metrics, peers
     running.start_beside()
+    if peers is not None:
+        await peers.start()
     await server.start()
     return running
 
 
-def _interceptors(policy: Policy, metrics: Metrics | None) -> list[grpc.aio.ServerInterceptor]:
-    """Who may call (``policy``), requests that do not decode refused, and the metrics first:
-    they count the calls the others refuse, with their codes."""
+def _interceptors(
+    policy: Policy, metrics: Metrics | None, router: Router | None
+) -> list[grpc.aio.ServerInterceptor]:
+    """Who may call (``policy``), requests that do not decode refused, then the call passed to
+    its table's owner (``router``, last: only a call this replica could serve is passed on), and
+    the metrics first: they count the calls the others refuse, with their codes."""
     interceptors: list[grpc.aio.ServerInterceptor] = [Authorize(policy), RefuseUndecodable()]
+    if router is not None:
+        interceptors.append(router)
     if metrics is not None:
         interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
     return interceptors
@@ -305,10 +332,11 @@ async def serve_forever(
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
     metrics: Metrics | None = None,
+    routing: Routing | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
-    ``transparency`` and ``metrics`` as for ``start`` (``mutual_tls`` only says, in the log,
-    that clients must show a certificate)."""
+    ``transparency``, ``metrics`` and ``routing`` as for ``start`` (``mutual_tls`` only says,
+    in the log, that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
         app,
@@ -317,11 +345,14 @@ async def serve_forever(
         policy=policy,
         transparency=transparency,
         metrics=metrics,
+        routing=routing,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
     metrics_at = None if metrics is None else f"http://{metrics.address}/metrics"
     log.info("serving", address=f"{host}:{running.port}", transport=transport, metrics=metrics_at)
+    if running.peers is not None:
+        log.info("routing", me=running.peers.me, live=list(running.peers.live()))
     if policy.open:
         log.warning(
             "every_caller_is_admin",

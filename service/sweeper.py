@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -20,16 +20,29 @@ from service.caller import SWEEPER, acting_as
 
 log = structlog.get_logger(__name__)
 
+OWNER_GRACE_SECONDS = 10.0  # past its deadline by this, any replica reveals a round
 FIRST_RETRY_SECONDS = 1.0  # the pause before trying a refused reveal again, doubling …
 MAX_RETRY_SECONDS = 300.0  # … up to this
 
 
 class DeadlineSweeper:
-    """Keeps the open rounds from the log (every replica's) and reveals the overdue ones."""
+    """Keeps the open rounds from the log (every replica's) and reveals the overdue ones: with
+    replicas (``service.routing``), those of the tables ``owns`` says are this replica's, and
+    any round ``OWNER_GRACE_SECONDS`` past its deadline, whose owner is late or gone. Two
+    replicas revealing one round are safe: the store takes the first reveal only."""
 
-    def __init__(self, app: Thirteen, *, interval: float = 0.25) -> None:
+    def __init__(
+        self,
+        app: Thirteen,
+        *,
+        interval: float = 0.25,
+        owns: Callable[[str], bool] | None = None,
+        table_of: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.app = app
         self.interval = interval
+        self.owns = owns
+        self.table_of = table_of
         self.open: dict[UUID, tuple[str, datetime]] = {}  # round aggregate id → id, deadline
         # A reveal the rules refused (its seed key is missing, say) is tried again after a
         # doubling pause, not at every sweep: round id → (monotonic time, pause).
@@ -58,6 +71,9 @@ class DeadlineSweeper:
         now = self.app.clock.now()
         with self._lock:
             due = [r for r, deadline in self.open.values() if deadline <= now]
+            late = {r for r, deadline in self.open.values() if self._late(deadline, now)}
+        if self.owns is not None:
+            due = [r for r in due if r in late or self._mine(r)]
         revealed = []
         moment = time.monotonic()
         waiting = {r for r, (not_before, _) in self._refused.items() if moment < not_before}
@@ -79,6 +95,14 @@ class DeadlineSweeper:
                     retry_in_seconds=round(delay, 2),
                 )
         return revealed
+
+    def _late(self, deadline: datetime, now: datetime) -> bool:
+        return (now - deadline).total_seconds() > OWNER_GRACE_SECONDS
+
+    def _mine(self, round_id: str) -> bool:
+        """Whether this replica owns the round's table (a round of no known table: yes)."""
+        table_id = None if self.table_of is None else self.table_of(round_id)
+        return table_id is None or self.owns is None or self.owns(table_id)
 
     def start(self) -> None:
         self._thread.start()

@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from service.entrypoints import replicas
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port, seconds
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
     from service.application import Thirteen
     from service.metrics import Metrics
+    from service.routing.peers import Routing
     from service.security.policy import Policy
     from service.security.tls import ServerTls
     from service.transparency.options import LogOptions
@@ -54,6 +56,7 @@ def register(commands: Commands) -> None:
     )
     _register_tls(serve_parser)
     _register_transparency(serve_parser)
+    replicas.register(serve_parser)
     serve_parser.set_defaults(run=serve)
 
 
@@ -115,6 +118,10 @@ def serve(args: argparse.Namespace) -> int:
     from service import logging as service_logging
 
     service_logging.configure(args.log_level)
+    routing = replicas.routing(args)
+    if isinstance(routing, str):
+        print(f"thirteen serve: {routing}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     security = _transport_security(args)
     if isinstance(security, str):
         print(f"thirteen serve: {security}", file=sys.stderr)
@@ -127,7 +134,7 @@ def serve(args: argparse.Namespace) -> int:
     if isinstance(metrics, int):
         return metrics
     try:
-        return _serve(args, *security, metrics)
+        return _serve(args, *security, metrics, routing)
     finally:
         if metrics is not None:
             metrics.close()
@@ -185,7 +192,11 @@ class _Refused(Exception):
 
 
 def _serve(
-    args: argparse.Namespace, tls: ServerTls | None, policy: Policy | None, metrics: Metrics | None
+    args: argparse.Namespace,
+    tls: ServerTls | None,
+    policy: Policy | None,
+    metrics: Metrics | None,
+    routing: Routing | None,
 ) -> int:
     """``serve`` once its flags are checked: open the store and serve until a signal."""
     import asyncio
@@ -208,6 +219,7 @@ def _serve(
                 policy=policy,
                 transparency=transparency,
                 metrics=metrics,
+                routing=routing,
             )
         )
     except OSError as error:

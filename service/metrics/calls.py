@@ -19,6 +19,7 @@ from google.protobuf import descriptor_pool
 from grpc.aio import AbortError
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from service.rpc.behalf import forwarded_by
 from service.rpc.guards import Context, Ended, GuardingInterceptor, Handler, guarded
 
 UNKNOWN = "unknown"
@@ -99,6 +100,8 @@ class CallMeter(GuardingInterceptor):
         counted: dict[grpc.StatusCode, Counter] = {}
 
         def ended(context: Context[Any, Any], error: BaseException | None, seconds: float) -> None:
+            if forwarded_by() is not None:  # counted where it landed, with the answer sent
+                return
             code = code_of(context, error)
             series = counted.get(code)
             if series is None:

@@ -3,6 +3,8 @@ identity from its client certificate (``service.security.identity``), its roles 
 and the roles the method needs (``service.security.access``). A method with no row there is
 refused (fail closed). Health checking and reflection are other packages: they pass untouched.
 The caller is then the call's caller (``service.caller``): commands record it with their events.
+A call another replica forwarded is made by the caller it names, when the forwarding replica may
+say so (``service.rpc.behalf``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import structlog
 
 from service import caller
 from service.errors import PermissionDenied, Unauthenticated
+from service.rpc.behalf import caller_identity
 from service.rpc.guards import Context, GuardingInterceptor, Handler, guarded
 from service.rpc.status import clip, to_status
 from service.security.access import authorize
@@ -26,8 +29,10 @@ PACKAGE = "/thirteen.v1."
 
 
 def admit(policy: Policy, context: Context[Any, Any], method: str) -> None:
-    """Run the rest of this call as its caller, or raise why it may not call ``method``."""
-    caller.set_current(authorize(policy, identity_of(context), method))
+    """Run the rest of this call as its caller (for a call a replica forwarded, the caller it
+    names: ``service.rpc.behalf``), or raise why it may not call ``method``."""
+    identity = caller_identity(policy, identity_of(context), context.invocation_metadata())
+    caller.set_current(authorize(policy, identity, method))
 
 
 class Authorize(GuardingInterceptor):

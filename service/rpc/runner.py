@@ -21,6 +21,7 @@ from grpc.aio import AbortError
 
 from domain.errors import RuleError
 from service.errors import Unavailable
+from service.rpc.behalf import forwarded_by
 from service.rpc.status import clip, internal_status, to_status
 
 log = structlog.get_logger("thirteen.rpc")
@@ -63,6 +64,9 @@ def rpc(
     async def wrapper(self: S, request: Req, context: grpc.aio.ServicerContext[Req, Resp]) -> Resp:
         request_id = request_id_of(context)
         structlog.contextvars.bind_contextvars(request_id=request_id, rpc=method.__name__)
+        by = forwarded_by()
+        if by is not None:  # logged once, here at the owner, naming the replica it came from
+            structlog.contextvars.bind_contextvars(forwarded_by=by)
         context.set_trailing_metadata(((REQUEST_ID, request_id),))
         started = time.perf_counter()
         status: grpc.Status | None = None
@@ -85,7 +89,7 @@ def rpc(
             log.exception("rpc_failed")
             status = internal_status()
         finally:
-            structlog.contextvars.unbind_contextvars("request_id", "rpc")
+            structlog.contextvars.unbind_contextvars("request_id", "rpc", "forwarded_by")
         if status is not None:
             await context.abort_with_status(status)
         log.debug(
@@ -93,6 +97,7 @@ def rpc(
             rpc=method.__name__,
             request_id=request_id,
             ms=round((time.perf_counter() - started) * 1000, 2),
+            **({} if by is None else {"forwarded_by": by}),
         )
         return result
 

@@ -11,6 +11,8 @@ they stay open to everyone.
 | auditor | audit and export rounds once they are over; read them |
 | witness | hand back cosignatures of the log's checkpoints (and read them and their proofs, as |
 |  | every role may) |
+| replica | nothing of its own: pass a call to the table's owner on behalf of its caller, who is |
+|  | authorized there as if it had called the owner (``service.rpc.behalf``) |
 | admin | everything, and every hand at every table |
 """
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from service.caller import ADMIN, reserved
 from service.small_files import read_text
 
-ROLES = ("dealer", "cashier", "reader", "auditor", "witness", ADMIN)
+REPLICA = "replica"  # may forward a call on behalf of its caller (``service.rpc.behalf``)
+ROLES = ("dealer", "cashier", "reader", "auditor", "witness", REPLICA, ADMIN)
 MAX_IDENTITY_LENGTH = 512
 
 

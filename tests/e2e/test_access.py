@@ -43,7 +43,7 @@ from tests.support.server import ServerThread
 from tests.support.stores import store_environ
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
-ROLES = ("dealer", "cashier", "reader", "auditor", "witness", "admin")
+ROLES = ("dealer", "cashier", "reader", "auditor", "witness", "replica", "admin")
 SPIFFE = "spiffe://thirteen.dev/"
 
 # The roles, written out here rather than read from the code under test; admin may

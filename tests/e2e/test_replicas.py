@@ -33,12 +33,13 @@ SCRIPT = Path(sys.executable).parent / "thirteen"
 class Replica:
     """``thirteen serve`` in a process of its own; its JSON log lines are collected."""
 
-    def __init__(self, environ: dict[str, str], data: Path) -> None:
+    def __init__(self, environ: dict[str, str], data: Path, *extra: str) -> None:
         seed_key = ensure_seed_key(data.parent / "seed.key")  # every replica: the same file
         self.process = subprocess.Popen(
             [
                 *(str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)),
                 *("--seed-key", str(seed_key)),
+                *extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -53,7 +54,8 @@ class Replica:
             assert time.monotonic() < deadline, "\n".join(self.lines)
             assert self.process.poll() is None, "\n".join(self.lines)
             time.sleep(0.05)
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        self.address = f"127.0.0.1:{self.port}"
+        self.channel = grpc.insecure_channel(self.address)
 
     def _read(self) -> None:
         assert self.process.stderr is not None
@@ -61,6 +63,15 @@ class Replica:
             self.lines.append(line)
             if "serving gRPC on" in line:
                 self.port = int(line.split("serving gRPC on ")[1].split()[0].rsplit(":", 1)[1])
+
+    def live(self) -> int:
+        """How many replicas this one last counted live (issue 21; 0: it routes nothing)."""
+        counted = [
+            json.loads(line)["live"]
+            for line in self.lines
+            if line.startswith("{") and '"replicas_live"' in line
+        ]
+        return len(counted[-1]) if counted else 0
 
     def leading(self) -> bool:
         return any(

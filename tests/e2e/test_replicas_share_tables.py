@@ -54,6 +54,8 @@ class Played:
 
     sides: list[Side]
     environ: dict[str, str]
+    routing: str
+    replicas: list[Replica]
     # transfer id → player, signed amount, the replica that answered, the balance answered
     transfers: dict[str, tuple[str, int, int, int]] = field(default_factory=dict)
     # round id → the deal's request, the replica that dealt, its answer
@@ -140,14 +142,50 @@ def play_table(played: Played, t: int) -> None:
             played.reveals[dealt.round_id] = (revealer, answers[0])
 
 
-@pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
+# How the two replicas route (issue 21): not at all (each serves every call it gets, as before
+# owners), each table's commands passed to its owner (half of every kind of command lands on
+# the wrong replica), or split-brained: the second lists only itself, so both think they own
+# the tables it does not, and the first passes calls to it that it serves as its own.
+ROUTINGS = ("alternating", "routed", "split-brain")
+
+
+def start_replicas(environ: dict[str, str], tmp: Path, routing: str) -> list[Replica]:
+    """Two replicas routing as ``routing`` says, each table's owner known to both when they
+    route (their health checks have run)."""
+    if routing == "alternating":
+        return [Replica(environ, tmp / "a"), Replica(environ, tmp / "b")]
+    lists = [tmp / "peers-a", tmp / "peers-b"]
+    for listing in lists:
+        listing.write_text("")
+    started: list[Replica] = []
+    try:
+        for name, listing in zip("ab", lists, strict=True):
+            flags = ("--peers-file", str(listing), "--log-level", "debug")
+            started.append(Replica(environ, tmp / name, *flags))
+        both = "".join(f"{r.address}\n" for r in started)
+        lists[0].write_text(both)
+        lists[1].write_text(both if routing == "routed" else f"{started[1].address}\n")
+        seen = (2, 2) if routing == "routed" else (2, 1)
+        wait_until(
+            lambda: tuple(r.live() for r in started) == seen, "the replicas to see each other"
+        )
+    except BaseException:
+        for replica in started:
+            replica.stop()
+        raise
+    return started
+
+
+@pytest.fixture(scope="module", params=ROUTINGS)
+def played(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Played]:
     tmp = tmp_path_factory.mktemp("share")
     with store_environ("postgres", tmp) as environ:
         started: list[Replica] = []
         try:
-            started += [Replica(environ, tmp / "a"), Replica(environ, tmp / "b")]
-            game = Played([Side(r) for r in started], environ)
+            started += start_replicas(environ, tmp, request.param)
+            game = Played([Side(r) for r in started], environ, request.param, started)
             with ThreadPoolExecutor(TABLES) as pool:
                 results([pool.submit(play_table, game, t) for t in range(TABLES)])
             with ThreadPoolExecutor(len(PLAYERS)) as pool:
@@ -267,3 +305,38 @@ def test_a_command_repeated_on_the_other_replica_answers_what_was_stored(played:
     for t in range(TABLES):
         table = sides[t % 2].tables.GetTable(table_pb2.GetTableRequest(table_id=f"t{t}"))
         assert (table.round_count, table.current_round_id) == (ROUNDS, "")
+
+
+ROUTED = {"OpenTable", "SitDown", "StandUp", "Deal", "Arrange", "Reveal", "GetRound"}
+
+
+def logged(replica: Replica, event: str) -> list[dict[str, Any]]:
+    lines = (json.loads(line) for line in list(replica.lines) if line.startswith("{"))
+    return [line for line in lines if line.get("event") == event]
+
+
+def test_a_table_s_commands_are_served_by_its_owner(played: Played) -> None:
+    """Issue 21: a routed command that lands on a replica not owning its table is served by
+    the owner, logged there once with the replica it came from and the same request id; a
+    wallet command runs where it lands; nothing is passed on twice. Without routing nothing is
+    passed on; split-brained, only the replica that knows the other passes calls to it."""
+    first, second = played.replicas
+    passed = {r.address: logged(r, "rpc_forwarded") for r in played.replicas}
+    served = {
+        r.address: [line for line in logged(r, "rpc_ok") if "forwarded_by" in line]
+        for r in played.replicas
+    }
+    expected_senders = {
+        "alternating": set(),
+        "routed": {first.address, second.address},
+        "split-brain": {first.address},
+    }[played.routing]
+    assert {a for a, lines in passed.items() if lines} == expected_senders
+    for sender, lines in passed.items():
+        other = second.address if sender == first.address else first.address
+        assert {line["owner"] for line in lines} <= {other}
+        at_owner = [line for line in served[other] if line["forwarded_by"] == sender]
+        assert sorted(line["request_id"] for line in at_owner) == sorted(
+            line["request_id"] for line in lines
+        )
+        assert {line["rpc"] for line in at_owner} <= ROUTED

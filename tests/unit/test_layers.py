@@ -43,6 +43,7 @@ FLOORS: list[tuple[str, ...]] = [
         "service.report",
     ),
     ("service.rpc", "service.metrics", "service.web"),  # the adapters
+    ("service.routing",),  # passes a table's calls to the replica that owns it
     ("service.bootstrap",),  # assembles a serving process
     ("service.tools", "service.witness"),  # offline: never serves
     ("service.entrypoints", "service.protogen"),  # where a person or a process starts

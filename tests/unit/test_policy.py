@@ -47,7 +47,7 @@ def test_without_a_policy_everyone_is_admin_even_without_identity() -> None:
 
 
 def test_every_suggested_role_is_known() -> None:
-    assert set(ROLES) == {"dealer", "cashier", "reader", "auditor", "witness", "admin"}
+    assert set(ROLES) == {"dealer", "cashier", "reader", "auditor", "witness", "replica", "admin"}
     text = "[identities]\n" + "".join(f'"id-{r}" = ["{r}"]\n' for r in ROLES)
     policy = Policy.parse(text)
     assert [next(iter(policy.roles_of(f"id-{r}"))) for r in ROLES] == list(ROLES)

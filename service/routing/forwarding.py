@@ -1,0 +1,148 @@
+"""Passing a table's commands to its owner (issue 21): the server's innermost interceptor.
+
+A call of a method below that names a table (or a round, whose table ``RoundTables`` knows) is
+served here when this replica owns the table, when the call was itself forwarded (never twice:
+no loops), or when the owner cannot be connected to; otherwise it is passed to the owner over
+gRPC, with the caller's identity (``service.rpc.behalf``), its deadline and its request id, and
+the owner's answer (or status, with its details) goes back as it came. A call that reached the
+owner and broke on the way (the owner died mid-call) is answered ``UNAVAILABLE``: whether it was
+applied is unknown, and a retry with the same request id is safe, as after any lost answer.
+
+The caller was authorized here before (``Authorize`` runs first), and is authorized again by the
+owner, exactly as if it had called the owner."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from typing import Any
+
+import grpc
+import structlog
+
+from service import caller
+from service.errors import Unavailable
+from service.routing.peers import Peers
+from service.routing.rounds import RoundTables
+from service.rpc.behalf import forwarded_by, headers
+from service.rpc.guards import Context, GuardingInterceptor, Handler
+from service.rpc.runner import REQUEST_ID, request_id_of
+from service.rpc.status import to_status
+
+log = structlog.get_logger("thirteen.routing")
+
+TABLE = "/thirteen.v1.TableService/"
+ROUTED: dict[str, str] = {
+    # method path → the request field naming its table, or its round
+    TABLE + "OpenTable": "table_id",
+    TABLE + "SitDown": "table_id",
+    TABLE + "StandUp": "table_id",
+    TABLE + "Deal": "table_id",
+    TABLE + "Arrange": "round_id",
+    TABLE + "Reveal": "round_id",
+    TABLE + "GetRound": "round_id",
+}
+_NOT_SENT = ("failed to connect", "connection refused", "dns resolution failed", "no route")
+
+Unary = Callable[[Any, Context[Any, Any]], Awaitable[Any]]
+
+
+def never_sent(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a failed call never reached the peer (no connection could be made), so that
+    serving it here cannot apply it twice."""
+    details = (error.details() or "").lower()
+    return error.code() == grpc.StatusCode.UNAVAILABLE and any(s in details for s in _NOT_SENT)
+
+
+class Router(GuardingInterceptor):
+    """Serve a routed call where its table's owner is (``peers``); ``executor`` runs the one
+    blocking read that finds a round's table."""
+
+    def __init__(self, peers: Peers, rounds: RoundTables, executor: Executor) -> None:
+        super().__init__()
+        self.peers = peers
+        self.rounds = rounds
+        self.executor = executor
+
+    def wrap(self, path: str, found: Handler[Any, Any]) -> Handler[Any, Any]:
+        handler: Any = found  # grpc.aio's handlers are namedtuples, rewired untyped
+        field = ROUTED.get(path)
+        unary: Unary | None = handler.unary_unary
+        if field is None or unary is None:
+            return found
+        serialize = handler.response_serializer
+
+        async def routed(request: Any, context: Context[Any, Any]) -> Any:
+            if forwarded_by() is None:
+                target = await self._owner(field, getattr(request, field, ""))
+                if target is not None:
+                    answer = await self._forward(target, path, request, context)
+                    if answer is not None:
+                        return answer
+            return await unary(request, context)
+
+        def passing(response: Any) -> bytes:  # a forwarded answer is already encoded
+            return response if isinstance(response, bytes) else serialize(response)
+
+        rewired: Handler[Any, Any] = handler._replace(
+            unary_unary=routed, response_serializer=passing
+        )
+        return rewired
+
+    async def _owner(self, field: str, value: str) -> str | None:
+        """The owner of the call's table when it is another replica (None: serve it here)."""
+        if len(self.peers.live()) <= 1 or not value:
+            return None
+        table_id: str | None = value
+        if field == "round_id":
+            table_id = self.rounds.known(value)
+            if table_id is None:
+                loop = asyncio.get_running_loop()
+                table_id = await loop.run_in_executor(self.executor, self.rounds.table_of, value)
+        if table_id is None:
+            return None
+        target = self.peers.owner(table_id)
+        return None if target == self.peers.me else target
+
+    async def _forward(
+        self, target: str, path: str, request: Any, context: Context[Any, Any]
+    ) -> bytes | None:
+        """The owner's encoded answer, or None when the owner could not be reached (serve the
+        call here); the owner's refusal is raised as the same status."""
+        request_id = request_id_of(context)
+        metadata = ((REQUEST_ID, request_id), *headers(caller.current().identity, self.peers.me))
+        call: grpc.aio.UnaryUnaryMultiCallable[Any, bytes] = self.peers.channel(target).unary_unary(
+            path, request_serializer=type(request).SerializeToString, response_deserializer=None
+        )
+        try:
+            answer: bytes = await call(request, timeout=context.time_remaining(), metadata=metadata)
+        except grpc.aio.AioRpcError as error:
+            if never_sent(error):
+                self.peers.unreachable(target)
+                log.info("owner_unreachable", owner=target, request_id=request_id)
+                return None
+            if error.code() == grpc.StatusCode.UNAVAILABLE and not _has_details(error):
+                await context.abort_with_status(
+                    to_status(
+                        Unavailable(
+                            f"the table's owner {target} stopped during the call: retry it "
+                            "with the same request id"
+                        )
+                    )
+                )
+            await context.abort(
+                error.code(), error.details() or "", _passed_on(error.trailing_metadata())
+            )
+            raise  # abort raises; never reached
+        log.debug("rpc_forwarded", owner=target, request_id=request_id)
+        return answer
+
+
+def _has_details(error: grpc.aio.AioRpcError) -> bool:
+    return any(key == "grpc-status-details-bin" for key, _ in error.trailing_metadata() or ())
+
+
+def _passed_on(trailing: Any) -> tuple[tuple[str, Any], ...]:
+    """The owner's trailing metadata (the rich status details, the request id) as it came."""
+    return tuple((key, value) for key, value in trailing or ())

@@ -1,0 +1,95 @@
+"""The pure parts of routing (issue 21): who owns a table, the peer list's syntax, and whose
+word a forwarded call is taken on (``service.rpc.behalf``)."""
+
+from __future__ import annotations
+
+import contextvars
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from service.errors import PermissionDenied
+from service.routing.owners import owner
+from service.routing.peers import PeersError, parse_peers
+from service.rpc.behalf import FORWARDED, ON_BEHALF, caller_identity, forwarded_by
+from service.security.policy import Policy
+
+REPLICAS = st.lists(
+    st.from_regex(r"10\.0\.0\.[0-9]{1,3}:[1-9][0-9]{0,3}", fullmatch=True),
+    min_size=1,
+    max_size=8,
+    unique=True,
+)
+
+
+@given(REPLICAS, st.text(min_size=1, max_size=20), st.randoms())
+def test_every_replica_computes_the_same_owner(
+    replicas: list[str], table: str, order: random.Random
+) -> None:
+    """Whatever order a replica lists the others in, it names the same owner, one of them."""
+    shuffled = list(replicas)
+    order.shuffle(shuffled)
+    assert owner(table, replicas) == owner(table, shuffled) in replicas
+
+
+@given(REPLICAS, st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=30))
+def test_a_replica_leaving_moves_only_its_own_tables(
+    replicas: list[str], tables: list[str]
+) -> None:
+    """Rendezvous hashing: when one replica goes, the tables of the others stay where they were."""
+    gone, *left = replicas
+    for table in tables:
+        before = owner(table, replicas)
+        if before != gone:
+            assert owner(table, left) == before
+
+
+def test_a_peer_list_is_host_port_entries_by_comma_or_line() -> None:
+    text = "10.0.0.1:50051, 10.0.0.2:50051\n# the third\n[::1]:7000  # v6\n10.0.0.1:50051\n"
+    assert parse_peers(text, "f") == ("10.0.0.1:50051", "10.0.0.2:50051", "[::1]:7000")
+    for bad in ("10.0.0.1", ":80", "host:0", "host:65536", "host:http"):
+        with pytest.raises(PeersError, match="is not HOST:PORT"):
+            parse_peers(bad, "f")
+    with pytest.raises(PeersError, match="at most 64"):
+        parse_peers(",".join(f"h:{p}" for p in range(1, 66)), "f")
+
+
+POLICY = Policy.parse('[identities]\n"r" = ["replica"]\n"d" = ["dealer"]\n"a" = ["admin"]\n')
+
+
+def forwarded(by: str, on_behalf: str) -> list[tuple[str, str]]:
+    return [(FORWARDED, by), (ON_BEHALF, on_behalf)]
+
+
+def test_a_call_without_the_headers_is_its_transport_s() -> None:
+    assert caller_identity(POLICY, "d", [("x-request-id", "1")]) == "d"
+    assert caller_identity(POLICY, None, None) is None
+
+
+def test_a_forwarded_call_is_marked_for_the_metrics_and_the_log() -> None:
+    marked = contextvars.copy_context()
+    marked.run(caller_identity, POLICY, "r", forwarded(by="10.0.0.1:1", on_behalf="d"))
+    assert marked.run(forwarded_by) == "10.0.0.1:1"
+    assert contextvars.Context().run(forwarded_by) is None  # a call made here
+
+
+def test_only_a_replica_speaks_for_another_caller() -> None:
+    assert caller_identity(POLICY, "r", forwarded(by="10.0.0.1:1", on_behalf="d")) == "d"
+    assert caller_identity(POLICY, "r", forwarded(by="10.0.0.1:1", on_behalf="anonymous")) is None
+    for transport in ("d", "a", None):  # a dealer, an admin, no certificate: not a replica
+        with pytest.raises(PermissionDenied, match="only a replica"):
+            caller_identity(POLICY, transport, forwarded(by="x:1", on_behalf="d"))
+    for half in ([(FORWARDED, "x:1")], [(ON_BEHALF, "d")]):
+        with pytest.raises(PermissionDenied, match="names both"):
+            caller_identity(POLICY, "r", half)
+
+
+def test_without_a_policy_a_forwarded_call_can_only_be_anonymous() -> None:
+    open_ = Policy.everyone_admin()
+    assert caller_identity(open_, None, forwarded(by="x:1", on_behalf="anonymous")) is None
+    with pytest.raises(PermissionDenied, match="can only be anonymous"):
+        caller_identity(open_, None, forwarded(by="x:1", on_behalf="spiffe://x/boss"))
+    with pytest.raises(PermissionDenied, match="can only be anonymous"):
+        caller_identity(open_, "cert-holder", forwarded(by="x:1", on_behalf="anonymous"))
