@@ -29,6 +29,9 @@ class _Plain:
     def auth_context(self) -> dict[str, list[bytes]]:
         return {}
 
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("x-request-id", "bench"),)
+
 
 def _loop(policy: Policy, context: Any) -> float:
     """CPU seconds per ``admit`` (thread CPU time: the machine's other work is not counted)."""

@@ -61,12 +61,17 @@ _TICK = os.sysconf("SC_CLK_TCK")
 class ServerProcess:
     """``thirteen serve`` on a free port; stderr is drained so the pipe never fills. ``program``
     replaces the command before ``serve`` (e.g. a profiling wrapper); ``env`` is laid over the
-    environment (the store: SQLite unless it says ``THIRTEEN_STORE=postgres``)."""
+    environment (the store: SQLite unless it says ``THIRTEEN_STORE=postgres``); ``extra`` are
+    more flags (``--peers-file``)."""
 
     address: str
 
     def __init__(
-        self, data: Path, program: Sequence[str] = (), env: Mapping[str, str] | None = None
+        self,
+        data: Path,
+        program: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        extra: Sequence[str] = (),
     ) -> None:
         script = Path(sys.executable).with_name("thirteen")
         command = list(program) or (
@@ -75,7 +80,7 @@ class ServerProcess:
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
         seed_key = ensure_seed_key(data.parent / "seed.key")  # shared by the replicas
         command += ["--seed-key", str(seed_key)]
-        command += ["--log-level", "warning"]
+        command += ["--log-level", "warning", *extra]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -239,17 +244,29 @@ def _process_cpu() -> float:
 class Player:
     """One table with four seated players, played round after round. The suggestions run in
     ``helper`` (a process of their own) so that they do not hold the client's GIL. With several
-    servers, each call goes to the next one in turn (tables start on different ones)."""
+    servers, each call goes to the next one in turn (tables start on different ones), as a
+    round-robin balancer sends them, or to the table's owner."""
 
-    def __init__(self, stubs: Sequence[Stubs], index: int, helper: Executor) -> None:
+    def __init__(
+        self,
+        stubs: Sequence[Stubs],
+        index: int,
+        helper: Executor,
+        owner: Callable[[str], int] | None = None,
+    ) -> None:
         self.stubs = list(stubs)
         self.helper = helper
         self.table_id = f"bench-{index}"
+        # With ``owner`` (table id → the index of its owner's stubs), every call of the table
+        # goes to its owner, as a client that knows the owners would send it.
+        self.owner = None if owner is None else self.stubs[owner(self.table_id)]
         self.players = [f"bench-{index}-{p}" for p in range(PLAYERS)]
         self.dealt = 0
         self.turn = index
 
     def next(self) -> Stubs:
+        if self.owner is not None:
+            return self.owner
         self.turn += 1
         return self.stubs[self.turn % len(self.stubs)]
 

@@ -37,6 +37,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Generator, Iterator, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,7 +47,9 @@ import grpc
 from grpc_health.v1 import health_pb2
 
 from domain.rules.cards import DECK
-from tests.bench import access, database, metrics
+from service.routing.owners import owner
+from service.routing.peers import CHECK_INTERVAL
+from tests.bench import access, database, metrics, replicas
 from tests.bench.load import (
     BUSY,
     CALL_TIMEOUT,
@@ -102,16 +105,28 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-def _start(count: int, data: Path, env: Mapping[str, str]) -> list[ServerProcess]:
-    """``count`` servers started at once (replicas on a fresh schema race at start-up)."""
+def _start(
+    count: int, data: Path, env: Mapping[str, str], peers: bool = False
+) -> list[ServerProcess]:
+    """``count`` servers started at once (replicas on a fresh schema race at start-up); with
+    ``peers``, listing each other in a peers file, and each table's owner known to all."""
+    listing = data / "peers"
+    extra: tuple[str, ...] = ()
+    if peers:
+        data.mkdir(parents=True, exist_ok=True)
+        listing.write_text("")
+        extra = ("--peers-file", str(listing))
     with ThreadPoolExecutor(count) as pool:
-        futures = [pool.submit(ServerProcess, data / str(i), (), env) for i in range(count)]
+        futures = [pool.submit(ServerProcess, data / str(i), (), env, extra) for i in range(count)]
     started = [f.result() for f in futures if f.exception() is None]
     failed = [error for f in futures if (error := f.exception()) is not None]
     if failed:
         for server in started:
             server.stop()
         raise failed[0]
+    if peers:
+        listing.write_text("".join(f"{server.address}\n" for server in started))
+        time.sleep(3 * CHECK_INTERVAL)  # every replica has checked the others since
     return started
 
 
@@ -220,19 +235,28 @@ def _configuration(
     helper: Executor,
     application: str | None = None,
     echo: bool = False,
+    routing: str = "",
 ) -> Generator[str, None, Run]:
     """Health checks, then full rounds, through ``count`` servers on one store; on PostgreSQL
     the sessions named ``application`` are sampled in each phase. With ``echo``, also
-    ``DiagnosticsService/Echo`` calls between the two: the ceiling of the command rate."""
+    ``DiagnosticsService/Echo`` calls between the two: the ceiling of the command rate. With
+    ``routing`` the servers list each other as peers, and the clients call them in turn
+    (``round-robin``) or each table's owner (``owner``)."""
     yield title
-    servers = _start(count, data, env)
+    servers = _start(count, data, env, peers=bool(routing))
     channels = [grpc.insecure_channel(server.address) for server in servers]
     try:
         stubs = [Stubs.on(channel) for channel in channels]
         for each in stubs:
             answer = each.health.Check(health_pb2.HealthCheckRequest(), timeout=START_TIMEOUT)
             assert answer.status == health_pb2.HealthCheckResponse.SERVING
-        players = [Player(stubs, i, helper) for i in range(TABLES)]
+        addresses = [server.address for server in servers]
+
+        def owner_of(table_id: str) -> int:
+            return addresses.index(str(owner(table_id, addresses)))
+
+        direct = owner_of if routing == "owner" else None
+        players = [Player(stubs, i, helper, direct) for i in range(TABLES)]
         with ThreadPoolExecutor(TABLES) as pool:
             list(pool.map(Player.setup, players))
 
@@ -318,6 +342,9 @@ def report() -> Iterator[str]:
         )
         yield _targets(sqlite, TARGET_RATIO)
         yield _budget(sqlite, TARGET_RATIO)
+        assert sqlite.echo is not None
+        yield replicas.against_echo(sqlite.rounds, sqlite.echo)
+        yield replicas.tail("SQLite, 1 process", sqlite.rounds)
         yield access.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
         yield metrics.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
 
@@ -325,34 +352,58 @@ def report() -> Iterator[str]:
         if reason is not None:
             yield f" PostgreSQL figures skipped: {reason}"
             return
-        with database.fresh_schema() as env:
-            one = yield from _configuration(
-                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 1 process",
-                1,
-                data / "pg1",
-                env,
-                helper,
-                env["PGAPPNAME"],
-            )
-        yield _targets(one, TARGET_RATIO_POSTGRES)
-        with database.fresh_schema() as env:
-            two = yield from _configuration(
-                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 2 processes on the schema; "
-                "each client thread calls them in turn, call by call",
-                2,
-                data / "pg2",
-                env,
-                helper,
-                env["PGAPPNAME"],
-            )
-        yield _targets(two, None)
-        scale = two.rounds.rate(two.rounds.calls) / one.rounds.rate(one.rounds.calls)
-        health_scale = two.health.rate(two.health.calls) / one.health.rate(one.health.calls)
-        yield (
-            f"  commands/s 2 processes / 1 process  {scale:4.2f}x   (target >= "
-            f"{TARGET_SCALE:.1f}x: {_verdict(scale >= TARGET_SCALE)})   health calls/s "
-            f"2 processes / 1 process {health_scale:4.2f}x"
-        )
+        yield from _postgres(data, helper)
     finally:
         helper.shutdown()
         shutil.rmtree(data, ignore_errors=True)
+
+
+# PostgreSQL configurations after the single process: (title, replicas, routing)
+REPLICAS = [
+    ("2 replicas without owners (before issue 21), called round-robin", 2, ""),
+    ("2 replicas routing to owners, called round-robin", 2, "round-robin"),
+    ("2 replicas routing to owners, each table's calls sent to its owner", 2, "owner"),
+    ("3 replicas routing to owners, called round-robin", 3, "round-robin"),
+]
+
+
+def _postgres(data: Path, helper: Executor) -> Iterator[str]:
+    """One process, then each arrangement of replicas, each on a fresh schema, and each
+    replicas' figures beside the one process's (issue 21)."""
+    with database.fresh_schema() as env:
+        one = yield from _configuration(
+            f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 1 process",
+            1,
+            data / "pg1",
+            env,
+            helper,
+            env["PGAPPNAME"],
+        )
+    yield _targets(one, TARGET_RATIO_POSTGRES)
+    yield replicas.tail("PostgreSQL, 1 process", one.rounds)
+    runs: dict[tuple[int, str], Run] = {}
+    for title, count, routing in REPLICAS:
+        with database.fresh_schema() as env:
+            run = yield from _configuration(
+                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), {title}",
+                count,
+                data / f"pg{count}{routing}",
+                env,
+                helper,
+                env["PGAPPNAME"],
+                routing=routing,
+            )
+        runs[count, routing] = run
+        yield replicas.tail(title, run.rounds)
+        health = run.health.rate(run.health.calls) / one.health.rate(one.health.calls)
+        yield f"  health calls/s {count} replicas / 1 process {health:4.2f}x (for comparison)"
+    yield " Replicas against one process (issue 21), from this run"
+    targets = [
+        ((2, ""), 0.0, 0.0),
+        ((2, "round-robin"), replicas.MAX_CPU_TWO, replicas.MIN_RATE_TWO),
+        ((2, "owner"), replicas.MAX_CPU_OWNER, 0.0),
+        ((3, "round-robin"), replicas.MAX_CPU_THREE, 0.0),
+    ]
+    for (title, _, _), (key, max_cpu, min_rate) in zip(REPLICAS, targets, strict=True):
+        yield replicas.against_one(title, runs[key].rounds, one.rounds, max_cpu, min_rate)
+    yield from replicas.extrapolated(runs[2, "round-robin"].rounds, 2)

@@ -2,12 +2,15 @@
 
 Each cycle draws its own seed from the run's seed and plays, in turn, the concurrent driver
 against a real ``thirteen serve`` (every phase restarted each way, random kills, cut
-PostgreSQL sessions), the driver against the server in process (crashes, clock jumps) and a
-batch of state-machine examples; every part ends with every check. Figures are printed per
+PostgreSQL sessions), on PostgreSQL the driver against three routing replicas (calls sent to
+them in turn, one replica at a time restarted or killed: ``tests.simulation.replicas``), the
+driver against the server in process (crashes, clock jumps) and a batch of state-machine
+examples; every part ends with every check. Figures are printed per
 part and in total; every failure is printed with the command that replays its part.
 
     .venv/bin/python -m tests.simulation --minutes 10 --store both
     .venv/bin/python -m tests.simulation --store sqlite --part real --seconds 60 --seed 123
+    .venv/bin/python -m tests.simulation --store postgres --part replicas --seconds 60
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from tests.simulation.report import Figures, choose_seed
 from tests.simulation.run import run_driver
 from tests.support.stores import postgres_available, store_environ
 
-PARTS = ("real", "inprocess", "machine")
-SECONDS = {"real": 60.0, "inprocess": 30.0, "machine": 0.0}
-SHARE = {"real": 0.5, "inprocess": 0.25, "machine": 0.0}  # of a short soak's minutes
+PARTS = ("real", "replicas", "inprocess", "machine")
+SECONDS = {"real": 60.0, "replicas": 60.0, "inprocess": 30.0, "machine": 0.0}
+# of a short soak's minutes (the replicas part only on PostgreSQL: SQLite has one process)
+SHARE = {"real": 0.35, "replicas": 0.25, "inprocess": 0.2, "machine": 0.0}
 MACHINE_EXAMPLES = 10
 MACHINE_STEPS = 50
 
@@ -66,11 +70,11 @@ def run_part(kind: str, part: str, seconds: float, seed: int, base: Path) -> tup
             seed,
             seconds,
             where=where,
-            server="subprocess" if part == "real" else "inprocess",
+            server={"real": "subprocess", "replicas": "replicas"}.get(part, "inprocess"),
             every_restart=True,
             random_kills=max(1, int(seconds // 20)),
-            pg_terminations=max(2, int(seconds // 10)) if part == "real" else 0,
-            clock_jumps=0 if part == "real" else max(2, int(seconds // 10)),
+            pg_terminations=max(2, int(seconds // 10)) if part != "inprocess" else 0,
+            clock_jumps=0 if part != "inprocess" else max(2, int(seconds // 10)),
             hostile=26,
         )
     report = outcome.failures.message() if outcome.failures else ""
@@ -91,6 +95,8 @@ def soak(kinds: list[str], minutes: float, seed: int, parts: list[str], seconds:
             while cycle == 0 or time.monotonic() - started < minutes * 60:
                 cycle += 1
                 for part in parts:  # a cycle always plays every part
+                    if part == "replicas" and kind != "postgres":
+                        continue  # a SQLite store is served by one process
                     part_seed = master.randrange(1, 2**31)
                     length = seconds or SECONDS[part]
                     if minutes:  # a short soak plays shorter parts

@@ -13,6 +13,7 @@ from tests.simulation.checks import Checker, Store
 from tests.simulation.client import Client
 from tests.simulation.driver import Plan, Run, drive
 from tests.simulation.model import Model
+from tests.simulation.replicas import ReplicaSet
 from tests.simulation.report import Failures, Figures
 from tests.simulation.servers import InProcessServer, ServeProcess
 from tests.support.clock import ManualClock
@@ -72,7 +73,7 @@ def run_driver(
     figures = Figures()
     failures = Failures(seed, where)
     model = Model()
-    if server == "subprocess":
+    if server in ("subprocess", "replicas"):
         plan_options.setdefault("clock_jumps", 0)
         plan_options.setdefault("every_restart", False)
     else:
@@ -81,12 +82,16 @@ def run_driver(
         plan_options.setdefault("clock_jumps", 2)
     plan = Plan.draw(seed, seconds, **plan_options)
     terminate = None
-    if server == "subprocess":
+    if server in ("subprocess", "replicas"):
         app_name = ""
         if kind == "postgres":
             app_name = f"thirteen-sim-{environ['POSTGRES_SCHEMA']}"
             terminate = terminator(environ, app_name)
-        running: Any = ServeProcess(data, environ, app_name=app_name)
+        running: Any = (
+            ReplicaSet(data, environ, app_name=app_name)
+            if server == "replicas"
+            else ServeProcess(data, environ, app_name=app_name)
+        )
     else:
         running = InProcessServer(data, environ, ManualClock(), seed)
     stages: dict[str, float] = {"start": time.monotonic() - started}

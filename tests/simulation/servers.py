@@ -83,10 +83,19 @@ class ServeProcess:
     clock = None
     broken: str | None = None  # why the server could not be started again
 
-    def __init__(self, data: Path, environ: dict[str, str], *, app_name: str = "") -> None:
+    def __init__(
+        self,
+        data: Path,
+        environ: dict[str, str],
+        *,
+        app_name: str = "",
+        extra: tuple[str, ...] = (),
+    ) -> None:
         self.data = data
         self.environ = dict(environ)
         self.app_name = app_name  # libpq's application_name for every session (PGAPPNAME)
+        self.extra = extra  # more flags for ``serve`` (a replica's ``--peers-file``)
+        self.address = ""
         self.generation = 0
         self.exit_codes: list[tuple[str, int]] = []  # (how it was stopped, status)
         self._records: list[dict[str, Any]] = []
@@ -106,7 +115,10 @@ class ServeProcess:
             env["PGAPPNAME"] = self.app_name
         ensure_seed_key(self.data / "seed.key")  # serve makes one only for SQLite
         process = subprocess.Popen(
-            [str(SCRIPT), "serve", "--address", f"{LOOPBACK}:0", "--data", str(self.data)],
+            [
+                *(str(SCRIPT), "serve", "--address", f"{LOOPBACK}:0", "--data", str(self.data)),
+                *self.extra,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -133,7 +145,8 @@ class ServeProcess:
                 raise RuntimeError("thirteen serve did not start:\n" + "\n".join(lines))
             time.sleep(0.02)
         self.process = process
-        channel = grpc.insecure_channel(f"{LOOPBACK}:{port[0]}")
+        self.address = f"{LOOPBACK}:{port[0]}"
+        channel = grpc.insecure_channel(self.address)
         self._channels.append(channel)
         self._stubs = Stubs.of(channel, generation)
 

@@ -1,0 +1,90 @@
+"""Issue 21's figures: replicas that add capacity, each beside its target, from one run.
+
+- PostgreSQL, 2 replicas routing each table's commands to its owner, called round-robin (call
+  by call, as a balancer sends them) ÷ 1 process: commands/s >= 1.0x, server CPU per command
+  <= 1.25x; 3 replicas <= 1.3x; clients calling each table's owner directly <= 1.15x.
+- SQLite, one process: server CPU per command ÷ per echo <= 2.0, commands/s ÷ echo/s >= 0.45.
+- Tail latency at 16 tables in every configuration: p99 <= 3 x p50.
+- From the measured CPU: the commands/s that 2, 4 and 8 replicas would reach on free cores,
+  and where one PostgreSQL would stop them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tests.bench.load import Phase, ms
+
+MAX_CPU_TWO = 1.25  # 2 replicas, round-robin: server CPU per command ÷ one process's
+MAX_CPU_THREE = 1.3
+MAX_CPU_OWNER = 1.15  # clients calling each table's owner
+MIN_RATE_TWO = 1.0  # 2 replicas, round-robin: commands/s ÷ one process's
+MAX_CPU_PER_ECHO = 2.0  # SQLite: server CPU per command ÷ per echo
+MIN_RATE_PER_ECHO = 0.45  # SQLite: commands/s ÷ echo/s
+MAX_TAIL = 3.0  # p99 ÷ p50
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def cpu_per_call(phase: Phase) -> float:
+    """Server CPU (every serving process) per call, in microseconds."""
+    return phase.server_cpu / phase.calls * 1e6
+
+
+def tail(name: str, phase: Phase) -> str:
+    p50, p99 = ms(phase.every, 0.5), ms(phase.every, 0.99)
+    return (
+        f"  {name}: p99 {p99:.1f} ms / p50 {p50:.1f} ms = {p99 / p50:.2f}x "
+        f"(target <= {MAX_TAIL:.0f}x: {verdict(p99 <= MAX_TAIL * p50)})"
+    )
+
+
+def against_echo(rounds: Phase, echo: Phase) -> str:
+    cpu = cpu_per_call(rounds) / cpu_per_call(echo)
+    rate = rounds.rate(rounds.calls) / echo.rate(echo.calls)
+    return (
+        f"  SQLite: server CPU per command / per echo {cpu:.2f} ({cpu_per_call(rounds):,.0f} / "
+        f"{cpu_per_call(echo):,.0f} us; target <= {MAX_CPU_PER_ECHO:.1f}: "
+        f"{verdict(cpu <= MAX_CPU_PER_ECHO)})   commands/s / echo/s {rate:.2f} (target >= "
+        f"{MIN_RATE_PER_ECHO:.2f}: {verdict(rate >= MIN_RATE_PER_ECHO)})"
+    )
+
+
+def against_one(name: str, replicas: Phase, one: Phase, max_cpu: float, min_rate: float) -> str:
+    """Commands/s and server CPU per command of ``replicas`` ÷ one process's."""
+    rate = replicas.rate(replicas.calls) / one.rate(one.calls)
+    cpu = cpu_per_call(replicas) / cpu_per_call(one)
+    line = (
+        f"  {name} / 1 process: commands/s {rate:.2f}x"
+        + (f" (target >= {min_rate:.1f}x: {verdict(rate >= min_rate)})" if min_rate else "")
+        + f"   server CPU per command {cpu:.2f}x ({cpu_per_call(replicas):,.0f} / "
+        f"{cpu_per_call(one):,.0f} us"
+    )
+    if max_cpu:
+        line += f"; target <= {max_cpu:.2f}x: {verdict(cpu <= max_cpu)}"
+    return line + ")"
+
+
+def extrapolated(replicas: Phase, count: int) -> Iterator[str]:
+    """What N replicas would serve on cores of their own, from this run's CPU per command: a
+    replica is one interpreter (one GIL), so it serves at most a core's worth of commands; the
+    PostgreSQL server's CPU per command says where it stops them, core by core."""
+    per_replica = cpu_per_call(replicas) * 1e-6  # seconds of a serving process per command
+    postgres = replicas.cpu.postgres / replicas.calls
+    yield (
+        f"  on free cores (from the {count}-replica round-robin run: {per_replica * 1e6:,.0f} us "
+        f"of a replica's CPU and {postgres * 1e6:,.0f} us of PostgreSQL's per command, the "
+        "client not counted): "
+        + "   ".join(f"{n} replicas {n / per_replica:,.0f} commands/s" for n in (2, 4, 8))
+    )
+    if postgres > 0:
+        yield (
+            f"  one PostgreSQL stops them at {1 / postgres:,.0f} commands/s per core it has "
+            + "("
+            + ", ".join(f"{c} cores {c / postgres:,.0f}" for c in (4, 8, 16))
+            + "): "
+            f"about {per_replica / postgres:.1f} replicas per PostgreSQL core "
+            "(docs/scaling.md)"
+        )
