@@ -41,7 +41,7 @@ from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.views import Views
 from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
 from service.security.policy import Policy
-from service.sweeper import DeadlineSweeper
+from service.sweeper import SWEEPER_TOPICS, DeadlineSweeper
 from service.transparency.log import TransparencyLog
 from service.transparency.options import LogOptions
 
@@ -255,11 +255,15 @@ def _followers(
     only table and round events, from where the views are (with the rounds open there), so
     start-up does not read the whole log; views of an earlier version know no open rounds, and
     then the log is read from its start."""
+
+    def topics() -> frozenset[str]:
+        """Every table and round event while a stream is open here, else only the few that
+        the sweeper (and the routing's round → table cache) read: another replica's events are
+        then mostly not decoded at all."""
+        return TABLE_AND_ROUND_TOPICS if hub.watching() else SWEEPER_TOPICS
+
     follower = LogFollower(
-        app,
-        start=resume.position if resume else 0,
-        interval=poll_interval,
-        topics=TABLE_AND_ROUND_TOPICS,
+        app, start=resume.position if resume else 0, interval=poll_interval, topics=topics
     )
     sweeper = DeadlineSweeper(app, interval=sweep_interval)
     if resume is not None:

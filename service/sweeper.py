@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 import structlog
+from eventsourcing.utils import get_topic
 
 from domain.errors import RuleError
 from domain.round import Round
@@ -20,6 +21,8 @@ from service.caller import SWEEPER, acting_as
 
 log = structlog.get_logger(__name__)
 
+SWEEPER_TOPICS = frozenset(get_topic(c) for c in (Round.Dealt, Round.Revealed, Round.Abandoned))
+"""The events ``on_event`` reads: a round dealt, and its end."""
 OWNER_GRACE_SECONDS = 10.0  # past its deadline by this, any replica reveals a round
 FIRST_RETRY_SECONDS = 1.0  # the pause before trying a refused reveal again, doubling …
 MAX_RETRY_SECONDS = 300.0  # … up to this

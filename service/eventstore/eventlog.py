@@ -32,6 +32,10 @@ READER_STRIPES = 64  # locks over the aggregates readers copy (``ReaderRepositor
 RECENT = 1024  # events of the latest commits kept for the log's readers
 
 
+Topics = Collection[str] | Callable[[], Collection[str] | None] | None
+"""Which topics a reader wants decoded: all (None), these, or what a function says now."""
+
+
 class ReaderRepository(Repository[UUID]):
     """The library's repository for queries (commands use the writer's own aggregates): a cached
     aggregate is brought up to date from the store on each read, then copied for the reader.
@@ -153,23 +157,27 @@ class EventLogApplication(Application[UUID]):
         return self.repository.get(aggregate_id, version=version)
 
     def events_after(
-        self, position: int, limit: int = 500, topics: Collection[str] | None = None
+        self, position: int, limit: int = 500, topics: Topics = None
     ) -> list[tuple[int, Any]]:
         """Stored events after a position in the log, with their positions. With ``topics``,
         only events of those topics are decoded; the others come as ``None`` so that a reader
-        still advances past them. This process's own latest commits come from memory
-        (``from_memory``), the rest from the log, where an event this process committed is not
-        decoded again either."""
+        still advances past them. ``topics`` may be a function, asked once the events are read
+        (so that a reader that starts wanting more, a live stream opening, misses none stored
+        after it asked). This process's own latest commits come from memory (``from_memory``),
+        the rest from the log, where an event this process committed is not decoded again
+        either."""
         recent = list(self.recent)  # a snapshot: the writer appends meanwhile
         run, whole = from_memory(recent, position, limit, only_writer=not self.writer.fastforward)
+        wanted = topics() if callable(topics) else topics
         found = [
-            (p, event if topics is None or get_topic(type(event)) in topics else None)
+            (p, event if wanted is None or get_topic(type(event)) in wanted else None)
             for p, event in run
         ]
         if whole:
             return found
         after = run[-1][0] if run else position
         read = self.recorder.select_notifications(start=after + 1, limit=limit - len(run))
+        topics = topics() if callable(topics) else topics
         known = mine_after(recent, after) if read else {}
         for n in read:
             if topics is not None and n.topic not in topics:

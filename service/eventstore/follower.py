@@ -9,12 +9,12 @@ seen, never from an assumed next one."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 
-from service.eventstore.eventlog import EventLogApplication
+from service.eventstore.eventlog import EventLogApplication, Topics
 
 Listener = Callable[[int, Any], None]
 log = structlog.get_logger(__name__)
@@ -28,14 +28,14 @@ class LogFollower:
         start: int = 0,
         interval: float = 0.2,
         batch: int = 500,
-        topics: Collection[str] | None = None,
+        topics: Topics = None,
     ) -> None:
         self.app = app
         self.started_at = start  # where this process picked the log up (``bootstrap.start``)
         self.position = start
         self.interval = interval
         self.batch = batch
-        self.topics = topics  # decode only these; listeners get no other events
+        self.topics = topics  # decode only these (or what it says); listeners get no others
         self.listeners: list[Listener] = []
         self._wake = threading.Event()
         self._stop = threading.Event()

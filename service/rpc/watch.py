@@ -255,6 +255,11 @@ class WatchHub:
         for watch in watches:
             watch.end(code, why)
 
+    def watching(self) -> bool:
+        """Whether any table has an open stream here (the follower then decodes every table
+        and round event, not only those the sweeper needs)."""
+        return bool(self._tables)
+
     def streams(self, *, live: bool = False) -> int:
         """Open streams (with ``live``, only those past their catch-up)."""
         with self._lock:
