@@ -212,6 +212,7 @@ async def _assemble(
     follower, sweeper = _followers(app, hub, resume, sweep_interval, poll_interval)
     if peers is not None:
         follower.listeners.append(rounds.on_event)
+        app.listeners.append(rounds.on_commit)
         sweeper.owns, sweeper.table_of = peers.owns, rounds.table_of
     if metrics is not None:
         metrics.attach(

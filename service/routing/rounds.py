@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import Recording
 
 from domain.errors import RuleError
 from domain.ids import check_id, round_uuid
@@ -26,9 +30,16 @@ class RoundTables:
         self._lock = threading.Lock()
 
     def on_event(self, position: int, event: Any) -> None:
-        """The log follower's listener: remember each dealt round's table."""
+        """The log follower's listener: remember each dealt round's table (another replica's
+        rounds; this one's are known as they commit)."""
         if isinstance(event, Round.Dealt):
             self._remember(event.round_id, event.table_id)
+
+    def on_commit(self, recordings: Sequence[Recording[UUID]]) -> None:
+        """The application's listener, told of this process's commits before their callers
+        are answered: a round dealt here is known before its first ``Arrange`` arrives."""
+        for recording in recordings:
+            self.on_event(0, recording.domain_event)
 
     def known(self, round_id: str) -> str | None:
         """The table of ``round_id`` if it is remembered (no read)."""
