@@ -112,9 +112,7 @@ class Router(GuardingInterceptor):
         call here); the owner's refusal is raised as the same status."""
         request_id = request_id_of(context)
         metadata = ((REQUEST_ID, request_id), *headers(caller.current().identity, self.peers.me))
-        call: grpc.aio.UnaryUnaryMultiCallable[Any, bytes] = self.peers.channel(target).unary_unary(
-            path, request_serializer=type(request).SerializeToString, response_deserializer=None
-        )
+        call = self.peers.caller(target, path, type(request).SerializeToString)
         try:
             answer: bytes = await call(request, timeout=context.time_remaining(), metadata=metadata)
         except grpc.aio.AioRpcError as error:

@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import structlog
@@ -72,6 +73,7 @@ class Peers:
         self.credentials = credentials
         self.interval = interval
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._callers: dict[tuple[str, str], grpc.aio.UnaryUnaryMultiCallable[Any, bytes]] = {}
         self._failures: dict[str, int] = {}
         self._live: tuple[str, ...] = ()  # replaced whole: threads read it without a lock
         self._task: asyncio.Task[None] | None = None
@@ -106,6 +108,19 @@ class Peers:
             self._channels[peer] = channel
         return channel
 
+    def caller(
+        self, peer: str, path: str, serialize: Callable[[Any], bytes]
+    ) -> grpc.aio.UnaryUnaryMultiCallable[Any, bytes]:
+        """The method ``path`` of ``peer``, sending requests encoded by ``serialize`` and
+        handing back the answer's bytes as they came (made once per peer and method)."""
+        key = (peer, path)
+        found = self._callers.get(key)
+        if found is None:
+            found = self._callers[key] = self.channel(peer).unary_unary(
+                path, request_serializer=serialize, response_deserializer=None
+            )
+        return found
+
     def unreachable(self, peer: str) -> None:
         """A call could not reach ``peer``: it owns nothing until a check says otherwise."""
         self._failures[peer] = DOWN_AFTER
@@ -124,6 +139,7 @@ class Peers:
         for channel in self._channels.values():
             await channel.close()
         self._channels.clear()
+        self._callers.clear()
 
     async def check(self) -> None:
         """Ask every listed peer for its health, and publish the live set."""
@@ -135,6 +151,7 @@ class Peers:
         for gone in set(self._failures) - set(listed):
             self._failures.pop(gone)
             channel = self._channels.pop(gone, None)
+            self._callers = {key: c for key, c in self._callers.items() if key[0] != gone}
             if channel is not None:
                 await channel.close()
         answers = await asyncio.gather(*(self._healthy(peer) for peer in listed))
