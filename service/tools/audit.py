@@ -98,7 +98,7 @@ def _from_store(args: argparse.Namespace, key: Verifier | None) -> Reports | int
     reader = StoreReader(app, result_of)
     in_log = StoreLogAudit(app, key)  # the events against the log (issue 12)
     try:
-        if not args.round:
+        if args.all:
             return _every_round(args, reader, in_log)
         try:
             evidence = reader.evidence(args.round)

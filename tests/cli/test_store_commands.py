@@ -1,6 +1,7 @@
 """Commands that read a store refuse a data directory without one, rather than creating an
 empty store and reporting on nothing."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,13 @@ def test_audit_receipt_belongs_to_one_round(tmp_path: Path) -> None:
     out = run(["audit", "--all", "--receipt", "ab" * 32, "--data", str(tmp_path)])
     assert out.status == 2
     assert "--receipt belongs to one round" in out.stderr
+
+
+def test_audit_of_an_empty_round_id_audits_no_other_round(tmp_path: Path) -> None:
+    """An auditor naming one round, even an empty id, never gets every round's verdict."""
+    store = tmp_path / "store"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "v1_store", store)
+    out = run(["audit", "--round", "", "--data", str(store)])
+    assert out.status == 2
+    assert "round '' does not exist" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
