@@ -40,6 +40,10 @@ def json_lines(
             }
         except RuleError as error:
             result = {"error": f"line {number}: {error.message}"}
+        except RecursionError:  # the parser's own limit: no hand nests this deep
+            result = {"error": f"line {number}: malformed JSON: nested too deeply"}
+        except ValueError:  # an integer past Python's 4,300 digits: no count is that long
+            result = {"error": f"line {number}: malformed JSON: a number is too long"}
         if "error" in result:
             status = EXIT_BAD_INPUT
             print(f"thirteen: {result['error']}", file=stderr)

@@ -198,3 +198,17 @@ def test_score_bad_input_is_answered_in_place_with_exit_status_2(
 def test_score_skips_blank_lines_and_accepts_empty_input() -> None:
     assert run(["score"], "\n\n").lines == []
     assert run(["score"], "").status == 0
+
+
+@pytest.mark.parametrize("command", ["score", "suggest"])
+def test_absurd_json_is_answered_on_its_line_not_with_a_traceback(command: str) -> None:
+    """A line nested past the parser's limit, or with a number past Python's 4,300 digits, is
+    malformed input: its own error line and exit status 2, and the next line still answered."""
+    deep = "[" * 100_000 + "]" * 100_000
+    long = '{"players": ' + "9" * 5_000 + "}"
+    out = run([command], jsonl(deep, long))
+    assert out.status == 2 and "Traceback" not in out.stderr
+    assert [line["error"] for line in out.lines] == [
+        "line 1: malformed JSON: nested too deeply",
+        "line 2: malformed JSON: a number is too long",
+    ]
