@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import grpc
+from prometheus_client.parser import text_string_to_metric_families
 
 from service._generated.thirteen.v1 import (
     results_pb2,
@@ -358,3 +360,42 @@ def refusal(
     except grpc.RpcError as error:
         return error.code(), error.details() or ""
     raise AssertionError("served")
+
+
+def scrape(replica: Replica) -> dict[tuple[str, str], float]:
+    """``thirteen_rpc_requests_total`` of ``replica`` by (method, code)."""
+    line = next(x for x in replica.lines if "serving metrics on" in x)
+    url = line.split("serving metrics on ")[1].split()[0]
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        text = answer.read().decode()
+    counted: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "thirteen_rpc_requests_total":
+                key = (sample.labels["method"], sample.labels["code"])
+                counted[key] = counted.get(key, 0.0) + sample.value
+    return counted
+
+
+def test_a_passed_on_call_is_counted_once_where_it_landed(tmp_path: Path) -> None:
+    """Issue 21: calls for a table the other replica owns are counted by the replica they
+    landed on, with the code the owner answered (OK, or its refusal), and not again by the
+    owner, which served them."""
+    with cluster(tmp_path) as replicas:
+        flags = ("--peers-file", str(replicas.listing), "--metrics", "127.0.0.1:0")
+        owner_ = Replica(replicas.environ, tmp_path / "a", *flags)
+        landing = Replica(replicas.environ, tmp_path / "b", *flags)
+        replicas.replicas += [owner_, landing]
+        replicas.publish()
+        table = next(replicas.owned_by(owner_, "m"))
+        via = Side(landing)
+        via.tables.OpenTable(table_pb2.OpenTableRequest(table_id=table))
+        for n in range(3):
+            try:  # no such player: the owner refuses, the landing replica answers the same
+                via.tables.SitDown(table_pb2.SitDownRequest(table_id=table, player_id=f"x{n}"))
+            except grpc.RpcError as error:
+                assert error.code() == grpc.StatusCode.NOT_FOUND
+        landed, served = scrape(landing), scrape(owner_)
+        assert landed.get(("OpenTable", "OK")) == 1
+        assert landed.get(("SitDown", "NOT_FOUND")) == 3
+        assert not any(method in ("OpenTable", "SitDown") for method, _ in served)
