@@ -34,6 +34,19 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 REQUEST_ID = "x-request-id"
 
+DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
+"""The call's deadline (``time.monotonic()``), None without one: what a read that waits for
+the views (``service.rpc.views``) is bounded by. Set by ``rpc``, carried to the pool by
+``Runner``."""
+
+
+def remaining(default: float) -> float:
+    """Seconds left before the call's deadline, at most ``default`` (and never below 0)."""
+    deadline = DEADLINE.get()
+    if deadline is None:
+        return default
+    return max(0.0, min(default, deadline - time.monotonic()))
+
 
 class Runner:
     """Runs blocking application calls on a bounded pool, keeping the log and caller context."""
@@ -64,6 +77,8 @@ def rpc(
         request_id = request_id_of(context)
         structlog.contextvars.bind_contextvars(request_id=request_id, rpc=method.__name__)
         context.set_trailing_metadata(((REQUEST_ID, request_id),))
+        left = context.time_remaining()
+        DEADLINE.set(None if left is None else time.monotonic() + left)
         started = time.perf_counter()
         status: grpc.Status | None = None
         try:

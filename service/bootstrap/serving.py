@@ -1,17 +1,19 @@
-"""The one place that assembles thirteen's processes (after cosmicpython's ``bootstrap``).
+"""A serving process (``thirteen serve``): ``start`` assembles the gRPC server with every
+servicer and interceptor, health and reflection (``service.rpc.server.create_server``), and
+beside it the log follower, the deadline sweeper, the views' projector, the transparency log
+and the metrics; ``serve_forever`` is ``start``, then a graceful stop on SIGTERM or SIGINT.
 
-- ``open_app`` (``service.opening``): the application on the configured store;
-- ``start``: a serving process on it: the gRPC server with every servicer and interceptor,
-  health and reflection (``service.rpc.server.create_server``), and beside it the log follower,
-  the deadline sweeper, the views' projector, the transparency log and the metrics;
-- ``serve_forever``: ``start``, then a graceful stop on SIGTERM or SIGINT.
-
-``thirteen serve``, the demo's own server, the tests' servers and the bench all start here.
+With ``background="worker"`` the projector and the log's appender and signer run in a
+``thirteen worker`` instead (``service.bootstrap.working``): this process keeps neither, reads
+the views once the worker's stored position holds what a call needs, serves the log from the
+tables the worker stores, and reports ``ResultsService`` NOT_SERVING while the views stall
+(``projections.stall``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import signal
 import threading
@@ -25,10 +27,12 @@ import structlog
 from grpc_health.v1 import health, health_pb2
 
 from projections.projector import Leadership, NewerViews, Projector
+from projections.stall import STALL_AFTER
 from projections.store import ResumePoint, ViewStore
 from service.application import Thirteen
+from service.bootstrap.backgrounds import BACKGROUNDS, HERE, WORKER
 from service.eventstore.follower import LogFollower
-from service.eventstore.locks import FileLock
+from service.eventstore.locks import FileLock, Standby
 from service.eventstore.storage import serving, starting_together, while_starting
 from service.rpc.authorizing import Authorize
 from service.rpc.runner import Runner
@@ -114,12 +118,23 @@ async def start(
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
     metrics: Metrics | None = None,
+    background: str = HERE,
+    views_stall_after: float = STALL_AFTER,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
     the callers their roles (default: everyone is admin); ``transparency`` says how to keep
     the transparency log (``service.transparency``; default: a key for this process only);
-    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it."""
+    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it.
+    ``background`` (``BACKGROUNDS``): ``worker`` leaves the views and the log to a ``thirteen
+    worker``, and ``ResultsService`` is NOT_SERVING once the views have not advanced for
+    ``views_stall_after`` seconds while events wait."""
+    if background not in BACKGROUNDS:
+        raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
+    elsewhere = background == WORKER
+    transparency = transparency or LogOptions()
+    if elsewhere:
+        transparency = dataclasses.replace(transparency, appends=False)
     lock = serving(app.database)  # first: a second server on a SQLite store stops here
     try:
         running = await _assemble(
@@ -129,8 +144,9 @@ async def start(
             (sweep_interval, poll_interval),
             credentials,
             policy or Policy.everyone_admin(),
-            transparency or LogOptions(),
+            transparency,
             metrics,
+            views_stall_after if elsewhere else None,
         )
     except BaseException:
         if lock is not None:
@@ -161,13 +177,17 @@ async def _assemble(
     policy: Policy,
     transparency: LogOptions,
     metrics: Metrics | None,
+    stall_after: float | None,
 ) -> Running:
+    """``start``'s parts; ``stall_after`` given: a worker keeps the views and the log."""
     sweep_interval, poll_interval = intervals
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
     hub = WatchHub(loop, app)
     health_servicer = health.aio.HealthServicer()
     views, leadership = app.database.views()
+    if stall_after is not None:  # a worker keeps them: this one only watches their position
+        leadership = Standby()
     # The projector batches what arrives within its interval into one write transaction instead
     # of competing with every command for SQLite's write lock; a reader waiting for a result
     # (read-your-writes) pokes it at once.
@@ -177,6 +197,7 @@ async def _assemble(
         leadership=leadership,
         interval=min(poll_interval, 0.05),
         on_health=_health_setter(health_servicer, loop, SERVICES["ResultsService"]),
+        stall_after=stall_after,
     )
     transparency_log = transparency.build(app)
     if transparency_log is not None:  # "" stays SERVING whatever the log says
@@ -305,10 +326,11 @@ async def serve_forever(
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
     metrics: Metrics | None = None,
+    background: str = HERE,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
-    ``transparency`` and ``metrics`` as for ``start`` (``mutual_tls`` only says, in the log,
-    that clients must show a certificate)."""
+    ``transparency``, ``metrics`` and ``background`` as for ``start`` (``mutual_tls`` only
+    says, in the log, that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
         app,
@@ -317,11 +339,18 @@ async def serve_forever(
         policy=policy,
         transparency=transparency,
         metrics=metrics,
+        background=background,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
     metrics_at = None if metrics is None else f"http://{metrics.address}/metrics"
-    log.info("serving", address=f"{host}:{running.port}", transport=transport, metrics=metrics_at)
+    log.info(
+        "serving",
+        address=f"{host}:{running.port}",
+        transport=transport,
+        metrics=metrics_at,
+        background=background,
+    )
     if policy.open:
         log.warning(
             "every_caller_is_admin",
