@@ -107,6 +107,7 @@ class Projector:
         self.fold = ViewFold()
         self._balances: dict[str, int] | None = None
         self._stall = None if stall_after is None else Stall(stall_after)
+        self.stalled = False  # the views another process keeps have stalled (``stall_after``)
         self._stall_checked = float("-inf")
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -218,6 +219,7 @@ class Projector:
             return
         self._stall_checked = now
         problem = self._stall.observe(self.store.position(), self.source.max_position(), now)
+        self.stalled = problem is not None
         if problem is None:
             if self.failure is not None:
                 log.info("views_advancing")

@@ -97,6 +97,11 @@ class Views:
         polled."""
         if self.projector.wait(target, remaining(CATCH_UP_SECONDS)):
             return
+        if self.projector.stalled:
+            raise Unavailable(
+                "the results view has stopped advancing: no thirteen worker keeps it (see the "
+                f"server's health); {what} is not in it yet"
+            )
         if self.projector.failure is not None:
             raise Unavailable(
                 "the results view cannot take in new events (see the server's health and "
