@@ -61,12 +61,17 @@ _TICK = os.sysconf("SC_CLK_TCK")
 class ServerProcess:
     """``thirteen serve`` on a free port; stderr is drained so the pipe never fills. ``program``
     replaces the command before ``serve`` (e.g. a profiling wrapper); ``env`` is laid over the
-    environment (the store: SQLite unless it says ``THIRTEEN_STORE=postgres``)."""
+    environment (the store: SQLite unless it says ``THIRTEEN_STORE=postgres``); ``extra`` flags
+    go after the others (``--background worker``)."""
 
     address: str
 
     def __init__(
-        self, data: Path, program: Sequence[str] = (), env: Mapping[str, str] | None = None
+        self,
+        data: Path,
+        program: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        extra: Sequence[str] = (),
     ) -> None:
         script = Path(sys.executable).with_name("thirteen")
         command = list(program) or (
@@ -75,7 +80,7 @@ class ServerProcess:
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
         seed_key = ensure_seed_key(data.parent / "seed.key")  # shared by the replicas
         command += ["--seed-key", str(seed_key)]
-        command += ["--log-level", "warning"]
+        command += ["--log-level", "warning", *extra]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
