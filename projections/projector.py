@@ -18,11 +18,13 @@ from uuid import UUID
 import structlog
 
 from projections.folds import Record, ViewFold
+from projections.stall import Stall
 from projections.store import SCHEMA_VERSION, StaleBatch, ViewStore
 
 log = structlog.get_logger("thirteen.projector")
 
 DATABASE_FAILURES_BEFORE_UNHEALTHY = 3
+STALL_CHECK = 1.0  # seconds between looks at views kept by another process (``stall_after``)
 
 
 class EventSource(Protocol):
@@ -70,9 +72,17 @@ class NewerViews(Exception):
         )
 
 
+class Stalled(Exception):
+    """Views kept by another process have not advanced while events waited (``Stall``)."""
+
+
 class Projector:
     """Keeps the views; ``failure`` says why it cannot, and ``on_health(ok)`` is told each
-    time it stops or starts being able to (the server turns that into health statuses)."""
+    time it stops or starts being able to (the server turns that into health statuses).
+
+    With ``stall_after``, a process that does not lead (its leadership never acquires: a
+    serving process whose views a ``thirteen worker`` keeps) judges the keeper instead: it
+    fails while the views have not advanced for that many seconds with events waiting."""
 
     def __init__(
         self,
@@ -83,6 +93,7 @@ class Projector:
         interval: float = 0.1,
         batch: int = 2000,
         on_health: Callable[[bool], None] | None = None,
+        stall_after: float | None = None,
     ) -> None:
         self.source = source
         self.store = store
@@ -95,6 +106,9 @@ class Projector:
         self.failed_runs = {"event": 0, "database": 0, "schema": 0}  # by cause (metrics)
         self.fold = ViewFold()
         self._balances: dict[str, int] | None = None
+        self._stall = None if stall_after is None else Stall(stall_after)
+        self.stalled = False  # the views another process keeps have stalled (``stall_after``)
+        self._stall_checked = float("-inf")
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="projector", daemon=True)
@@ -194,6 +208,26 @@ class Projector:
         if ok != was and self.on_health is not None:
             self.on_health(ok)
 
+    def _judge_keeper(self) -> None:
+        """Healthy, unless the views another process keeps have stalled (``stall_after``);
+        looked at every ``STALL_CHECK`` seconds however often readers poke."""
+        if self._stall is None:
+            self._healthy(True)
+            return
+        now = time.monotonic()
+        if now - self._stall_checked < STALL_CHECK:
+            return
+        self._stall_checked = now
+        problem = self._stall.observe(self.store.position(), self.source.max_position(), now)
+        self.stalled = problem is not None
+        if problem is None:
+            if self.failure is not None:
+                log.info("views_advancing")
+            self._healthy(True)
+        elif self.failure is None:
+            log.error("views_stalled", reason=problem)
+            self._healthy(False, Stalled(problem))
+
     def _run(self) -> None:
         leading = False
         failures = 0
@@ -206,7 +240,9 @@ class Projector:
                 leading = self.leading = now_leading
                 if leading:
                     self.run_once()
-                self._healthy(True)
+                    self._healthy(True)
+                else:
+                    self._judge_keeper()
                 failures = 0
             except NewerViews as error:
                 # Leave the views to a newer server: give the lead up so that one can take it.

@@ -20,10 +20,11 @@ from service.entrypoints import (
     serve,
     store,
     witness,
+    worker,
 )
 from service.entrypoints.options import Parser
 
-GROUPS = (offline, serve, store, audit, demo, keys, witness, console, rng)
+GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rng)
 """Every command group, in the order ``thirteen --help`` lists them."""
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from service.bootstrap.backgrounds import BACKGROUNDS
 from service.entrypoints import replicas
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port, seconds
 from service.tools.terminal import EXIT_BAD_INPUT
@@ -54,8 +55,16 @@ def register(commands: Commands) -> None:
         "or any on PostgreSQL, must exist: `thirteen seed-key init FILE`; every replica needs "
         "the same file)",
     )
+    serve_parser.add_argument(
+        "--background",
+        choices=BACKGROUNDS,
+        default="here",
+        help="where the work no caller waits for runs (the views' projector, the transparency "
+        "log's appender and signer): here, in this process (default), or in a `thirteen "
+        "worker` beside it, whose views and log this process serves",
+    )
     _register_tls(serve_parser)
-    _register_transparency(serve_parser)
+    register_transparency(serve_parser)
     replicas.register(serve_parser)
     serve_parser.set_defaults(run=serve)
 
@@ -85,7 +94,8 @@ def _register_tls(serve_parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _register_transparency(serve_parser: argparse.ArgumentParser) -> None:
+def register_transparency(serve_parser: argparse.ArgumentParser) -> None:
+    """The transparency log's flags (``serve`` and ``worker``)."""
     transparency = serve_parser.add_argument_group(
         "transparency log", "signed checkpoints (issue 12)"
     )
@@ -130,7 +140,7 @@ def serve(args: argparse.Namespace) -> int:
     if refused is not None:
         print(f"thirteen serve: cannot listen on {args.address}: {refused}", file=sys.stderr)
         return 1
-    metrics = _metrics(args.metrics)  # before the store opens: a taken port changes nothing
+    metrics = listening_metrics(args)  # before the store opens: a taken port changes nothing
     if isinstance(metrics, int):
         return metrics
     try:
@@ -166,19 +176,19 @@ def _cannot_listen(address: str) -> str | None:
     return None
 
 
-def _metrics(address: str | None) -> Metrics | int | None:
-    """The metrics, listening on ``address`` (None without one); or, after one line saying why
-    they cannot, the exit status: 2 for an address that is not HOST:PORT, 1 for one that is
+def listening_metrics(args: argparse.Namespace) -> Metrics | int | None:
+    """The metrics, listening on ``--metrics`` (None without it); or, after one line saying
+    why they cannot, the exit status: 2 for an address that is not HOST:PORT, 1 for one that is
     taken or not this machine's (as for the gRPC port, and ``thirteen console``)."""
-    if address is None:
+    if args.metrics is None:
         return None
     from service.metrics import EndpointError, Metrics
 
     metrics = Metrics()
     try:
-        metrics.listen(address)
+        metrics.listen(args.metrics)
     except EndpointError as error:
-        print(f"thirteen serve: {error}", file=sys.stderr)
+        print(f"thirteen {args.command}: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT if error.malformed else 1
     return metrics
 
@@ -219,6 +229,7 @@ def _serve(
                 policy=policy,
                 transparency=transparency,
                 metrics=metrics,
+                background=args.background,
                 routing=routing,
             )
         )

@@ -29,6 +29,17 @@ class Solo:
         pass
 
 
+class Standby:
+    """Never leads: a serving process whose background work a ``thirteen worker`` does
+    (``serve --background worker``) follows what the worker stores and keeps nothing."""
+
+    def acquire(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        pass
+
+
 class FileLock:
     """One process keeps the SQLite views: an exclusive lock on a file beside them, released
     by the operating system when the process ends."""

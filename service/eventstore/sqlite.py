@@ -95,7 +95,9 @@ class SQLiteEvents(SQLiteApplicationRecorder):
         return views, FileLock(self.path.parent / "views.lock")
 
     def leadership(self, purpose: str) -> Leadership | None:
-        return None  # the one process serving the store leads
+        """A lock file per ``purpose`` beside the events (``<purpose>.lock``): the process
+        serving the store holds it, or one of the ``thirteen worker`` processes beside it."""
+        return FileLock(self.path.parent / f"{purpose}.lock")
 
     def serving_lock(self) -> FileLock | None:
         """One process serves a SQLite store (its writer trusts the aggregates it holds, and the

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, disable_created_metrics
+from prometheus_client import CollectorRegistry, Gauge, ProcessCollector, disable_created_metrics
 
 from service.metrics.calls import CallMeter
 from service.metrics.commits import Commits
@@ -38,6 +38,9 @@ class Metrics:
         # the process started (prometheus_client's switch is for the whole process).
         disable_created_metrics()  # type: ignore[no-untyped-call]  # unannotated upstream
         self.registry = CollectorRegistry()
+        # This process's CPU and memory (``process_cpu_seconds_total`` …): a serving process
+        # and a ``thirteen worker`` each report their own, on their own endpoints.
+        ProcessCollector(registry=self.registry)
         self.commits = Commits(self.registry)
         self.endpoint: Endpoint | None = None
         self._calls: CallMeter | None = None
@@ -79,6 +82,31 @@ class Metrics:
         tree = transparency.store if transparency is not None else None
         self._readings = Readings(app, views, projector, hub, tree)
         self.registry.register(self._readings)
+
+    def attach_worker(
+        self,
+        app: Thirteen,
+        *,
+        views: ViewStore,
+        projector: Projector,
+        transparency: TransparencyLog | None,
+    ) -> None:
+        """Read a ``thirteen worker``'s parts when scraped: the views' lag, the projector's
+        failures, the log's sizes, and which work this worker leads. It commits nothing, so
+        ``Commits`` stays at 0 here: each process's counters are its own."""
+        tree = transparency.store if transparency is not None else None
+        self._readings = Readings(app, views, projector, None, tree)
+        self.registry.register(self._readings)
+        leading = Gauge(
+            "thirteen_worker_leading",
+            "1 while this worker leads the work named (views: the projector; log: the "
+            "transparency log's appender and signer), 0 while it stands by.",
+            ["work"],
+            registry=self.registry,
+        )
+        leading.labels("views").set_function(lambda: float(projector.leading))
+        log_leads = (lambda: float(transparency.leading)) if transparency else (lambda: 0.0)
+        leading.labels("log").set_function(log_leads)
 
     def close(self) -> None:
         """Stop serving the metrics (and free the port), and stop counting ``app``'s commits:

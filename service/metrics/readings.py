@@ -113,7 +113,7 @@ class Readings(Collector):
     events: Log
     views: Views
     projector: Projector
-    hub: Streams
+    hub: Streams | None  # None in a ``thirteen worker``: it serves no streams
     tree: Tree | None
     now: Callable[[], float] = time.time
     timeout: float = READ_TIMEOUT
@@ -131,7 +131,8 @@ class Readings(Collector):
     def collect(self) -> Iterator[Metric]:
         yield from self._read("projection_lag", self.lag)
         yield from _failures(self.projector.failed_runs)
-        yield _streams(self.hub.streams())
+        if self.hub is not None:
+            yield _streams(self.hub.streams())
         if self.tree is not None:
             yield from self._read("log_sizes", self.sizes)
 

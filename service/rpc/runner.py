@@ -35,6 +35,19 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 REQUEST_ID = "x-request-id"
 
+DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
+"""The call's deadline (``time.monotonic()``), None without one: what a read that waits for
+the views (``service.rpc.views``) is bounded by. Set by ``rpc``, carried to the pool by
+``Runner``."""
+
+
+def remaining(default: float) -> float:
+    """Seconds left before the call's deadline, at most ``default`` (and never below 0)."""
+    deadline = DEADLINE.get()
+    if deadline is None:
+        return default
+    return max(0.0, min(default, deadline - time.monotonic()))
+
 
 class Runner:
     """Runs blocking application calls on a bounded pool, keeping the log and caller context."""
@@ -68,6 +81,8 @@ def rpc(
         if by is not None:  # logged once, here at the owner, naming the replica it came from
             structlog.contextvars.bind_contextvars(forwarded_by=by)
         context.set_trailing_metadata(((REQUEST_ID, request_id),))
+        left = context.time_remaining()
+        DEADLINE.set(None if left is None else time.monotonic() + left)
         started = time.perf_counter()
         status: grpc.Status | None = None
         try:

@@ -1,10 +1,11 @@
 """The one way an RPC reads the views (``projections.store``): as of the call, or UNAVAILABLE.
 
-One process keeps the views (SQLite: the server; PostgreSQL: one replica at a time); the
-others only read them, and any of them may find the views behind the log, of another version
-or being rebuilt. ``Views.read`` answers from views of this server's schema that hold every
-event stored before the call (read-your-writes), read in one snapshot with their tracking
-rows; when they lag it waits for them (``CATCH_UP_SECONDS`` at most), and otherwise says
+One process keeps the views (SQLite: the server; PostgreSQL: one replica at a time; with
+``serve --background worker``, a ``thirteen worker``); the others only read them, and any of
+them may find the views behind the log, of another version or being rebuilt. ``Views.read``
+answers from views of this server's schema that hold every event stored before the call
+(read-your-writes), read in one snapshot with their tracking rows; when they lag it waits for
+them (``CATCH_UP_SECONDS`` at most, and never past the call's deadline), and otherwise says
 UNAVAILABLE: never a partial answer, never an internal error.
 """
 
@@ -16,6 +17,7 @@ from typing import TypeVar
 from projections.projector import Projector
 from projections.store import SCHEMA_VERSION, FinishedRound, Tracking, ViewsMissing, ViewStore
 from service.errors import Unavailable
+from service.rpc.runner import remaining
 
 T = TypeVar("T")
 
@@ -90,9 +92,16 @@ class Views:
 
     def _wait(self, target: int, what: str) -> None:
         """Until the views hold every event up to ``target``, at most ``CATCH_UP_SECONDS``;
-        UNAVAILABLE rather than stale data."""
-        if self.projector.wait(target, CATCH_UP_SECONDS):
+        UNAVAILABLE rather than stale data. Bounded by the call's deadline too: the views
+        may be kept by another process (a ``thirteen worker``), whose stored position is
+        polled."""
+        if self.projector.wait(target, remaining(CATCH_UP_SECONDS)):
             return
+        if self.projector.stalled:
+            raise Unavailable(
+                "the results view has stopped advancing: no thirteen worker keeps it (see the "
+                f"server's health); {what} is not in it yet"
+            )
         if self.projector.failure is not None:
             raise Unavailable(
                 "the results view cannot take in new events (see the server's health and "

@@ -43,6 +43,7 @@ from domain.tlog.note import Signer, Verifier
 from projections.projector import Leadership
 from service.application import Thirteen
 from service.eventstore.eventlog import from_memory, mine_after
+from service.eventstore.locks import Standby
 from service.evidence import record_of
 from service.transparency.cosignatures import add_cosignature
 from service.transparency.health import STALL_AFTER, Health
@@ -71,20 +72,23 @@ class TransparencyLog(LogReader):
         append_interval: float = APPEND_INTERVAL,
         leadership: Leadership | None = None,
         stall_after: float = STALL_AFTER,
+        appends: bool = True,
     ) -> None:
         super().__init__(app)
         self.signer = signer
         self.witnesses = list(witnesses)
         self.checkpoint_interval = checkpoint_interval
         self.append_interval = max(0.01, min(append_interval, checkpoint_interval))
-        # One appender among the replicas of a store (none needed where one process serves it).
-        self.leadership = leadership or app.database.leadership(PURPOSE)
+        # One appender among the processes of a store; none here when a ``thirteen worker``
+        # appends and signs (``appends`` False): this process serves what the worker stores.
+        self.leadership = leadership or (app.database.leadership(PURPOSE) if appends else Standby())
         self.leading = False
         self.failure: str | None = None  # why no checkpoint can be signed, when none can
         self.health = Health(checkpoint_interval, stall_after)
         self.on_health: Callable[[bool], None] | None = None  # told when serving changes
         self._single_writer = not app.writer.fastforward
-        app.heads.keep_leaves = True  # each commit's leaf hashes, computed as it is encoded
+        if appends:  # each commit's leaf hashes, computed as it is encoded
+            app.heads.keep_leaves = True
         self._state: TreeState | None = None
         self._frontier: Frontier | None = None
         self._signed: StoredCheckpoint | None = None

@@ -25,6 +25,7 @@ class LogOptions:
     checkpoint_interval: float = CHECKPOINT_INTERVAL
     enabled: bool = True  # off only for the benchmark that measures what the log costs
     stall_after: float = STALL_AFTER
+    appends: bool = True  # False: a ``thirteen worker`` appends and signs; this one serves
 
     def build(self, app: Thirteen) -> TransparencyLog | None:
         if not self.enabled:
@@ -45,4 +46,5 @@ class LogOptions:
             witnesses=self.witnesses,
             checkpoint_interval=self.checkpoint_interval,
             stall_after=self.stall_after,
+            appends=self.appends,
         )

@@ -13,6 +13,7 @@ from tests.bench import (
     service,
     transparency,
     watch,
+    worker,
 )
 
 SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
@@ -24,6 +25,7 @@ SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
     "watch": watch.report,
     "transparency": transparency.report,
     "metrics": metrics.report,
+    "worker": worker.report,
 }
 
 

@@ -61,8 +61,8 @@ _TICK = os.sysconf("SC_CLK_TCK")
 class ServerProcess:
     """``thirteen serve`` on a free port; stderr is drained so the pipe never fills. ``program``
     replaces the command before ``serve`` (e.g. a profiling wrapper); ``env`` is laid over the
-    environment (the store: SQLite unless it says ``THIRTEEN_STORE=postgres``); ``extra`` are
-    more flags (``--peers-file``)."""
+    environment (the store: SQLite unless it says ``THIRTEEN_STORE=postgres``); ``extra`` flags
+    go after the others (``--peers-file``, ``--background worker``)."""
 
     address: str
 

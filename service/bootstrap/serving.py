@@ -1,34 +1,37 @@
-"""The one place that assembles thirteen's processes (after cosmicpython's ``bootstrap``).
+"""A serving process (``thirteen serve``): ``start`` assembles the gRPC server with every
+servicer and interceptor, health and reflection (``service.rpc.server.create_server``), and
+beside it the log follower, the deadline sweeper, the views' projector, the transparency log
+and the metrics; ``serve_forever`` is ``start``, then a graceful stop on SIGTERM or SIGINT.
 
-- ``open_app`` (``service.opening``): the application on the configured store;
-- ``start``: a serving process on it: the gRPC server with every servicer and interceptor,
-  health and reflection (``service.rpc.server.create_server``), and beside it the log follower,
-  the deadline sweeper, the views' projector, the transparency log and the metrics;
-- ``serve_forever``: ``start``, then a graceful stop on SIGTERM or SIGINT.
-
-``thirteen serve``, the demo's own server, the tests' servers and the bench all start here.
+With ``background="worker"`` the projector and the log's appender and signer run in a
+``thirteen worker`` instead (``service.bootstrap.working``): this process keeps neither, reads
+the views once the worker's stored position holds what a call needs, serves the log from the
+tables the worker stores, and reports ``ResultsService`` NOT_SERVING while the views stall
+(``projections.stall``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import signal
-import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2
 
 from projections.projector import Leadership, NewerViews, Projector
+from projections.stall import STALL_AFTER
 from projections.store import ResumePoint, ViewStore
 from service.application import Thirteen
+from service.bootstrap.backgrounds import BACKGROUNDS, HERE, WORKER
 from service.eventstore.follower import LogFollower
-from service.eventstore.locks import FileLock
+from service.eventstore.locks import FileLock, Standby
 from service.eventstore.storage import serving, starting_together, while_starting
 from service.routing.forwarding import Router
 from service.routing.peers import Peers, Routing
@@ -120,15 +123,26 @@ async def start(
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
     metrics: Metrics | None = None,
+    background: str = HERE,
+    views_stall_after: float = STALL_AFTER,
     routing: Routing | None = None,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
     the callers their roles (default: everyone is admin); ``transparency`` says how to keep
     the transparency log (``service.transparency``; default: a key for this process only);
-    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it;
-    ``routing`` names the other replicas, to which the commands of the tables they own are
-    passed (``service.routing``; default: every call is served here)."""
+    ``metrics`` (``service.metrics``) meters this server, and its endpoint closes with it.
+    ``background`` (``BACKGROUNDS``): ``worker`` leaves the views and the log to a ``thirteen
+    worker``, and ``ResultsService`` is NOT_SERVING once the views have not advanced for
+    ``views_stall_after`` seconds while events wait. ``routing`` names the other replicas, to
+    which the commands of the tables they own are passed (``service.routing``; default: every
+    call is served here)."""
+    if background not in BACKGROUNDS:
+        raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
+    elsewhere = background == WORKER
+    transparency = transparency or LogOptions()
+    if elsewhere:
+        transparency = dataclasses.replace(transparency, appends=False)
     lock = serving(app.database)  # first: a second server on a SQLite store stops here
     try:
         running = await _assemble(
@@ -138,8 +152,9 @@ async def start(
             (sweep_interval, poll_interval),
             credentials,
             policy or Policy.everyone_admin(),
-            transparency or LogOptions(),
+            transparency,
             metrics,
+            views_stall_after if elsewhere else None,
             routing,
         )
     except BaseException:
@@ -171,14 +186,18 @@ async def _assemble(
     policy: Policy,
     transparency: LogOptions,
     metrics: Metrics | None,
+    stall_after: float | None,
     routing: Routing | None,
 ) -> Running:
+    """``start``'s parts; ``stall_after`` given: a worker keeps the views and the log."""
     sweep_interval, poll_interval = intervals
     loop = asyncio.get_running_loop()
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
     hub = WatchHub(loop, app)
     health_servicer = health.aio.HealthServicer()
     views, leadership = app.database.views()
+    if stall_after is not None:  # a worker keeps them: this one only watches their position
+        leadership = Standby()
     # The projector batches what arrives within its interval into one write transaction instead
     # of competing with every command for SQLite's write lock; a reader waiting for a result
     # (read-your-writes) pokes it at once.
@@ -188,6 +207,7 @@ async def _assemble(
         leadership=leadership,
         interval=min(poll_interval, 0.05),
         on_health=_health_setter(health_servicer, loop, SERVICES["ResultsService"]),
+        stall_after=stall_after,
     )
     transparency_log = transparency.build(app)
     if transparency_log is not None:  # "" stays SERVING whatever the log says
@@ -294,39 +314,6 @@ def _prepare(
     return views.resume_point()
 
 
-class ServerOnThread:
-    """``start`` on an event loop of a thread of its own, for a process whose main thread does
-    something else (the demo's bots, a test's client): ``running`` once started, ``stop()``
-    shuts it down gracefully."""
-
-    def __init__(self, app: Thirteen, address: str = "127.0.0.1:0", **options: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="server", daemon=True)
-        self.thread.start()
-        try:
-            self.running: Running = self.call(start(app, address, **options))
-        except BaseException:
-            self.end_loop()
-            raise
-
-    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
-        """Run ``coroutine`` on the server's loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=timeout)
-
-    def stop(self, grace: float = 1.0) -> None:
-        """Stop the server (calls in flight get ``grace`` seconds), then its loop."""
-        if self.thread.is_alive():
-            self.call(self.running.stop(grace=grace))
-            self.end_loop()
-
-    def end_loop(self) -> None:
-        """Stop the loop and its thread (the server, if any, must be stopped first)."""
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        if not self.thread.is_alive():
-            self.loop.close()
-
-
 async def serve_forever(
     app: Thirteen,
     address: str,
@@ -337,11 +324,12 @@ async def serve_forever(
     policy: Policy | None = None,
     transparency: LogOptions | None = None,
     metrics: Metrics | None = None,
+    background: str = HERE,
     routing: Routing | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
-    ``transparency``, ``metrics`` and ``routing`` as for ``start`` (``mutual_tls`` only says,
-    in the log, that clients must show a certificate)."""
+    ``transparency``, ``metrics``, ``background`` and ``routing`` as for ``start``
+    (``mutual_tls`` only says, in the log, that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
         app,
@@ -350,12 +338,19 @@ async def serve_forever(
         policy=policy,
         transparency=transparency,
         metrics=metrics,
+        background=background,
         routing=routing,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
     metrics_at = None if metrics is None else f"http://{metrics.address}/metrics"
-    log.info("serving", address=f"{host}:{running.port}", transport=transport, metrics=metrics_at)
+    log.info(
+        "serving",
+        address=f"{host}:{running.port}",
+        transport=transport,
+        metrics=metrics_at,
+        background=background,
+    )
     if running.peers is not None:
         log.info("routing", me=running.peers.me, live=list(running.peers.live()))
     if policy.open:

@@ -1,0 +1,117 @@
+"""``thirteen worker``: keep a store's views and transparency log beside the serving processes
+(``serve --background worker``) until SIGTERM or SIGINT (``service.bootstrap.working``). One
+worker of a store leads each; the others stand by and take over when it dies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from service.entrypoints.options import Commands, add_data, add_log_level, host_port
+from service.entrypoints.serve import listening_metrics, register_transparency
+from service.tools.terminal import EXIT_BAD_INPUT
+
+if TYPE_CHECKING:
+    from service.application import Thirteen
+    from service.metrics import Metrics
+    from service.transparency.options import LogOptions
+
+
+def register(commands: Commands) -> None:
+    """``worker``."""
+    worker = commands.add_parser(
+        "worker",
+        help="keep the views and the transparency log for `serve --background worker` "
+        "(one worker leads, the others stand by)",
+    )
+    add_data(worker)
+    add_log_level(worker)
+    worker.add_argument(
+        "--metrics",
+        type=host_port,
+        metavar="HOST:PORT",
+        help="serve this worker's Prometheus metrics over plain HTTP there, at /metrics "
+        "(default: none; port 0 picks one)",
+    )
+    register_transparency(worker)
+    worker.set_defaults(run=work)
+
+
+def work(args: argparse.Namespace) -> int:
+    """Keep the views and the log until SIGTERM or SIGINT."""
+    from service import logging as service_logging
+
+    service_logging.configure(args.log_level)
+    metrics = listening_metrics(args)
+    if isinstance(metrics, int):
+        return metrics
+    try:
+        return _work(args, metrics)
+    finally:
+        if metrics is not None:
+            metrics.close()
+
+
+class _Refused(Exception):
+    """The worker cannot start: the message is its one line, ``status`` its exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _work(args: argparse.Namespace, metrics: Metrics | None) -> int:
+    from service.bootstrap.working import work_forever
+
+    try:
+        app, transparency = _opened(args)
+    except _Refused as refused:
+        print(f"thirteen worker: {refused}", file=sys.stderr)
+        return refused.status
+    work_forever(
+        app,
+        transparency=transparency,
+        metrics=metrics,
+        on_started=lambda _: _banner(app, metrics),
+    )
+    return 0
+
+
+def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
+    """The application on the store and the log's key, read (or created) and checked; or
+    ``_Refused``. A worker deals nothing: it needs no seed key."""
+    from service.eventstore.storage import StoreConfigError
+    from service.opening import open_app
+    from service.tools.log_keys import log_options
+
+    try:
+        app = open_app(Path(args.data))
+    except StoreConfigError as error:
+        raise _Refused(str(error)) from None
+    except Exception as error:  # the database is unreachable or unusable
+        raise _Refused(f"cannot open the event store: {error}", 1) from None
+    try:
+        transparency = log_options(args, app)
+        if isinstance(transparency, str):
+            raise _Refused(transparency)
+    except BaseException:
+        app.close()
+        raise
+    return app, transparency
+
+
+def _banner(app: Thirteen, metrics: Metrics | None) -> None:
+    print(
+        f"thirteen: working on the views and the transparency log (store: {app.database.kind});"
+        " serve them with `thirteen serve --background worker`",
+        file=sys.stderr,
+        flush=True,
+    )
+    if metrics is not None:
+        print(
+            f"thirteen: serving metrics on http://{metrics.address}/metrics",
+            file=sys.stderr,
+            flush=True,
+        )
