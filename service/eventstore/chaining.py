@@ -134,6 +134,22 @@ class ChainHeads:
         self.leaves = mapper.leaves or {}
         return recordings
 
+    def follow(self, stream: UUID, version: int, state: bytes) -> None:
+        """Another replica stored ``version`` of ``stream`` (``state``, its stored bytes): a
+        cached head just before it moves on to it, so the next commit to the stream links to it
+        without reading it; a cached head further behind is dropped (read when next needed)."""
+        try:
+            cached: tuple[int, str] = self._heads.get(stream)
+        except KeyError:
+            return
+        if cached[0] >= version:  # this process's own commit
+            return
+        if cached[0] == version - 1:
+            self._heads.put(stream, (version, str(orjson.loads(state).get(CHAIN, ""))))
+        else:
+            with contextlib.suppress(KeyError):
+                self._heads.get(stream, evict=True)
+
     def head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last stored event,
         read from the store: another replica may have added to it)."""
