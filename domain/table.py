@@ -18,6 +18,7 @@ from domain.rules.ruleset import Ruleset
 
 MAX_SEATS = 4
 MIN_PLAYERS = 2
+_DERIVED = ("ruleset", "_round_set")  # computed from the state, left out of copies
 
 
 def _no_seed_key(state: dict[str, Any]) -> None:
@@ -144,8 +145,18 @@ class Table(Aggregate):
         self.round_ids: list[str] = []
 
     def __getstate__(self) -> dict[str, Any]:
-        """Copies leave out the ruleset derived from ``ruleset_data`` (recomputed on demand)."""
-        return {k: v for k, v in self.__dict__.items() if k != "ruleset"}
+        """Copies leave out what is derived (the ruleset from ``ruleset_data``, the set of
+        ``round_ids``), recomputed on demand."""
+        return {k: v for k, v in self.__dict__.items() if k not in _DERIVED}
+
+    def has_round(self, round_id: str) -> bool:
+        """Whether ``round_id`` was dealt at this table: every round starts at its table
+        (R10.1), so a round id the table does not list was never dealt and need not be looked
+        for. A set of ``round_ids``, brought up to date when a round has started since."""
+        known: set[str] | None = self.__dict__.get("_round_set")
+        if known is None or len(known) != len(self.round_ids):
+            known = self.__dict__["_round_set"] = set(self.round_ids)
+        return round_id in known
 
     @cached_property
     def ruleset(self) -> Ruleset:

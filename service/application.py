@@ -280,7 +280,12 @@ class Thirteen(EventLogApplication):
         if request_id:
             check_id(request_id, "request_id")
             round_id = deal_round_id(table_id, request_id)
-            existing = self._find(Round, round_uuid(round_id))
+            # Only a round the table lists can exist (``Table.has_round``): a new deal reads
+            # nothing. A table behind another replica's deal of this round fails the commit on
+            # the round's and the table's versions, and the deal runs again from fresh loads.
+            existing = (
+                self._find(Round, round_uuid(round_id)) if table.has_round(round_id) else None
+            )
             if existing is not None:
                 seeds = check_player_seeds(player_seeds or {}, existing.players)
                 if existing.client_seed == client_seed and existing.player_seeds == seeds:

@@ -15,21 +15,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
+import orjson
 from eventsourcing.application import Application, LRUCache
-from eventsourcing.persistence import (
-    JSONTranscoder,
-    Mapper,
-    Recording,
-    StoredEvent,
-    TranscodingNotRegisteredError,
-)
+from eventsourcing.persistence import JSONTranscoder, Mapper, Recording, StoredEvent
 from eventsourcing.utils import get_topic
 
-from domain.tlog.chain import CHAIN, canonical, link
+from domain.tlog.chain import CHAIN, link
 from domain.tlog.merkle import leaf_hash
 from service.errors import NotFound
+from service.eventstore.encoding import FastJSONTranscoder, OddKey
 
-_NATIVE = (str, int, float, bool, type(None))
 HEADS = 20_000  # streams whose last chain hash is kept in memory
 
 
@@ -39,11 +34,13 @@ class ChainingMapper(Mapper[UUID]):
     ``previous`` maps each stream about to be saved to the chain hash of its last stored event
     ("" for a new stream); the mapper moves each entry forward as it encodes that stream's
     events, in version order, so afterwards it holds the heads the save would store. Outside
-    ``chaining`` events are encoded as they are (a copy, a snapshot)."""
+    ``chaining`` events are encoded as they are (a copy, a snapshot). The JSON is orjson's,
+    byte for byte ``json``'s (``service.eventstore.encoding``), or ``json``'s itself where
+    orjson cannot write an event that way."""
 
     def __init__(self, transcoder: JSONTranscoder) -> None:
-        super().__init__(transcoder=transcoder)
-        self.json = transcoder
+        self.json = FastJSONTranscoder.like(transcoder)
+        super().__init__(transcoder=self.json)
         self.previous: dict[UUID, str] | None = None
         # Inside ``chaining``: the transparency log's leaf hash of each event encoded (the
         # canonical form the link hashes is the leaf's data: ``domain.tlog.evidence``).
@@ -54,6 +51,14 @@ class ChainingMapper(Mapper[UUID]):
         if self.compressor or self.cipher:  # then the stored bytes are not the tree's JSON
             return super().to_stored_event(domain_event)
         self.encoded += 1
+        try:
+            return self.encode(domain_event, fast=True)
+        except (orjson.JSONEncodeError, OddKey):  # nothing was changed: the chain moves on once
+            return self.encode(domain_event, fast=False)
+
+    def encode(self, domain_event: Any, *, fast: bool) -> StoredEvent:
+        """The stored event, written by orjson (``fast``: may raise ``orjson.JSONEncodeError``
+        or ``OddKey`` before it changes anything) or by ``json``, as every version has."""
         topic = get_topic(type(domain_event))
         state = dict(vars(domain_event))
         stream = state.pop("originator_id")
@@ -61,43 +66,29 @@ class ChainingMapper(Mapper[UUID]):
         class_version = getattr(type(domain_event), "class_version", 1)
         if class_version > 1:
             state["class_version"] = class_version
-        tree = {key: self._plain(value) for key, value in state.items()}
-        if self.previous is not None and stream in self.previous:
+        transcoder = self.json
+        tree = {key: transcoder.tree(value, fast=fast) for key, value in state.items()}
+        chained = self.previous is not None and stream in self.previous
+        if chained:
             tree.pop(CHAIN, None)
-            body = canonical(str(stream), version, topic, tree)
+            body = (transcoder.canonical if fast else transcoder.canonical_as_json)(
+                str(stream), version, topic, tree
+            )
+            assert self.previous is not None
             head = link(self.previous[stream], body)
+            tree[CHAIN] = head
+        if class_version > 1:  # last, where the library writes it: after the chain
+            tree["class_version"] = tree.pop("class_version")
+        data = transcoder.dumps(tree) if fast else transcoder.dumps_as_json(tree)
+        if chained:  # written: only now may the chain move on
+            assert self.previous is not None
             if self.leaves is not None:
                 self.leaves[(stream, version)] = leaf_hash(body)
             self.previous[stream] = head
-            tree[CHAIN] = head
             object.__setattr__(domain_event, CHAIN, head)
-        if class_version > 1:  # last, where the library writes it: after the chain
-            tree["class_version"] = tree.pop("class_version")
-        data = json.dumps(tree, separators=(",", ":"), ensure_ascii=False).encode()
         return StoredEvent(
             originator_id=stream, originator_version=version, topic=topic, state=data
         )
-
-    def _plain(self, value: Any) -> Any:
-        """The JSON-ready form of a value, as ``JSONTranscoder`` writes it."""
-        if isinstance(value, _NATIVE):
-            return value
-        if isinstance(value, dict):
-            return {self._key(k): self._plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self._plain(v) for v in value]
-        transcoding = self.json.types.get(type(value))
-        if transcoding is None:
-            raise TranscodingNotRegisteredError(
-                f"Object of type {type(value)} is not serializable: register a transcoding"
-            )
-        return {"_type_": transcoding.name, "_data_": self._plain(transcoding.encode(value))}
-
-    @staticmethod
-    def _key(key: Any) -> str:
-        if isinstance(key, str):
-            return key
-        return json.dumps(key) if isinstance(key, bool | int | float) else str(key)
 
 
 class ChainHeads:
@@ -142,6 +133,22 @@ class ChainHeads:
             self._heads.put(stream, (version, heads[stream]))
         self.leaves = mapper.leaves or {}
         return recordings
+
+    def follow(self, stream: UUID, version: int, state: bytes) -> None:
+        """Another replica stored ``version`` of ``stream`` (``state``, its stored bytes): a
+        cached head just before it moves on to it, so the next commit to the stream links to it
+        without reading it; a cached head further behind is dropped (read when next needed)."""
+        try:
+            cached: tuple[int, str] = self._heads.get(stream)
+        except KeyError:
+            return
+        if cached[0] >= version:  # this process's own commit
+            return
+        if cached[0] == version - 1:
+            self._heads.put(stream, (version, str(orjson.loads(state).get(CHAIN, ""))))
+        else:
+            with contextlib.suppress(KeyError):
+                self._heads.get(stream, evict=True)
 
     def head(self, aggregate_id: UUID, version: int | None = None) -> str:
         """The chain hash of a stream's event at ``version`` (default: its last stored event,

@@ -12,7 +12,12 @@ from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import ApplicationRecorder, InterfaceError, OperationalError
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    InterfaceError,
+    Notification,
+    OperationalError,
+)
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
 from eventsourcing.utils import retry
 from psycopg.conninfo import make_conninfo
@@ -126,13 +131,22 @@ class PostgresEvents(PostgresApplicationRecorder):
         )
         return {(r["originator_id"], r["originator_version"]): r["notification_id"] for r in rows}
 
-    def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
+    def changed_since(self, position: int, limit: int) -> list[Notification]:
         rows = self._events_query(
-            "SELECT notification_id, originator_id, originator_version FROM {events} "
-            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s",
+            "SELECT notification_id, originator_id, originator_version, topic, state "
+            "FROM {events} WHERE notification_id > %s ORDER BY notification_id LIMIT %s",
             (position, limit),
         )
-        return [(r["notification_id"], r["originator_id"], r["originator_version"]) for r in rows]
+        return [
+            Notification(
+                id=r["notification_id"],
+                originator_id=r["originator_id"],
+                originator_version=r["originator_version"],
+                topic=r["topic"],
+                state=bytes(r["state"]),
+            )
+            for r in rows
+        ]
 
     def stored_versions(self, streams: Sequence[UUID]) -> dict[UUID, int]:
         if not streams:

@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 from uuid import UUID
 
+from eventsourcing.persistence import Notification
+
 from projections.projector import Leadership
 from projections.store import ViewStore
 from service.eventstore.locks import FileLock
@@ -39,9 +41,10 @@ class EventRecorder(Protocol):
         """The log position of each stored event among ``events`` (stream, version)."""
         ...
 
-    def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
-        """Position, stream and version of the events stored after ``position``, oldest first,
-        at most ``limit``."""
+    def changed_since(self, position: int, limit: int) -> list[Notification]:
+        """The events stored after ``position``, oldest first, at most ``limit``: a writer's
+        catch-up with other replicas, which brings the aggregates and chain heads it holds up
+        to date from these without reading each again (``service.eventstore.writer``)."""
         ...
 
     def stored_versions(self, streams: Sequence[UUID]) -> dict[UUID, int]:

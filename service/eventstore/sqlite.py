@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.persistence import Notification
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteFactory
 
 from projections.projector import Leadership
@@ -58,14 +59,8 @@ class SQLiteEvents(SQLiteApplicationRecorder):
                     found[stream, version] = int(row[0])
         return found
 
-    def changed_since(self, position: int, limit: int) -> list[tuple[int, UUID, int]]:
-        with self.datastore.transaction(commit=False) as cursor:
-            cursor.execute(
-                f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
-                "WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                (position, limit),
-            )
-            return [(int(r[0]), UUID(r[1]), int(r[2])) for r in cursor.fetchall()]
+    def changed_since(self, position: int, limit: int) -> list[Notification]:
+        return list(self.select_notifications(position + 1, limit))
 
     def stored_versions(self, streams: Sequence[UUID]) -> dict[UUID, int]:
         found = {}

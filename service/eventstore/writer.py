@@ -9,10 +9,11 @@ one transaction. Each caller is answered once its batch is durable.
   short, growing pause (at most ``RETRIES`` times), so the writer never sleeps.
 - Commands see the batch's earlier commands (a transfer id used twice in one batch, an arrange
   and the reveal of one round) because they load the same in-memory aggregates.
-- Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first looks at
-  what other replicas stored since the last batch (one query), and the aggregates they changed
-  read just their new events when next loaded; a SQLite store has one writing process, so its
-  aggregates are always current.
+- Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first reads
+  what other replicas stored since the last batch (one query, the events themselves): the chain
+  heads it holds move on at once, and the aggregates it holds take their new events when next
+  loaded, without reading them again; a SQLite store has one writing process, so its aggregates
+  are always current.
 - A result is read on the writer thread right after its command (``present``), before a later
   command can change the aggregates it holds, and handed over once the batch is durable; what
   only the commit knows (a log position, a chain hash) is read from its ``Saved`` then.
@@ -30,11 +31,12 @@ from uuid import UUID
 import structlog
 from eventsourcing.application import LRUCache, project_aggregate
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import EventStore, IntegrityError, Recording
+from eventsourcing.persistence import EventStore, IntegrityError, Notification, Recording
 
 from domain.errors import RuleError
 from service.caller import CALLER_FIELD, current
 from service.eventstore.answers import Saved
+from service.eventstore.chaining import ChainHeads
 from service.eventstore.queue import RETRIES, CommandQueue, Job
 from service.eventstore.recorder import EventRecorder
 
@@ -53,6 +55,9 @@ class Log(Protocol):
 
     @property
     def database(self) -> EventRecorder: ...
+
+    @property
+    def heads(self) -> ChainHeads: ...
 
     def max_position(self) -> int: ...
 
@@ -88,7 +93,10 @@ class Writer(CommandQueue):
         # Told (commands, seconds) after each committed batch (``service.metrics``).
         self.on_commit: Callable[[int, float], None] | None = None
         self._seen = -1  # with ``fastforward``: the log position this writer has looked at
-        self._behind: set[UUID] = set()  # held aggregates another replica has added to
+        self._behind: set[UUID] = set()  # held aggregates to read again from the store
+        # Events other replicas added to held aggregates, read by the catch-up: applied when
+        # the aggregate is next loaded (most are, and then none is read again).
+        self._newer: dict[UUID, list[Notification]] = {}
 
     # Commands' view of the aggregates ------------------------------------------------------
 
@@ -103,13 +111,12 @@ class Writer(CommandQueue):
         try:
             found = self.live.get(aggregate_id)
         except KeyError:
+            self._newer.pop(aggregate_id, None)  # held no more: read whole
             found = self._stored(aggregate_id)
         else:
-            if aggregate_id in self._behind:  # another replica added to it: read just that
-                self._behind.discard(aggregate_id)
+            if aggregate_id in self._newer or aggregate_id in self._behind:
                 try:
-                    newer = self.app.events.get(aggregate_id, gt=found.version)
-                    found = project_aggregate(found, newer)
+                    found = self._bring_up(aggregate_id, found)
                 except BaseException:
                     self._evict(aggregate_id)
                     raise
@@ -117,6 +124,24 @@ class Writer(CommandQueue):
             return None
         batch.touched[aggregate_id] = found
         batch.stored[aggregate_id] = found.version
+        return found
+
+    def _bring_up(self, aggregate_id: UUID, held: Aggregate) -> Aggregate | None:
+        """A held aggregate another replica added to: the events the catch-up read, when they
+        follow on from it; else (or when a failed commit left it in doubt) its new events read
+        from the store."""
+        found: Aggregate | None = held
+        after = held.version
+        newer = [n for n in self._newer.pop(aggregate_id, ()) if n.originator_version > after]
+        versions = [n.originator_version for n in newer]
+        if newer and versions == list(range(after + 1, after + 1 + len(newer))):
+            to_event = self.app.events.mapper.to_domain_event
+            found = project_aggregate(held, [to_event(n) for n in newer])
+        elif newer:  # not next to what is held: read what follows it
+            self._behind.add(aggregate_id)
+        if aggregate_id in self._behind and found is not None:
+            self._behind.discard(aggregate_id)
+            found = project_aggregate(found, self.app.events.get(aggregate_id, gt=found.version))
         return found
 
     def stage(self, objs: Sequence[Any]) -> Saved:
@@ -156,8 +181,9 @@ class Writer(CommandQueue):
     # The thread ----------------------------------------------------------------------------
 
     def _catch_up(self) -> None:
-        """Mark the aggregates other replicas changed since the last look (one query a batch):
-        their next load reads their new events, so no command answers from a stale aggregate.
+        """Read the events other replicas stored since the last look (one query a batch): the
+        chain heads held move on to them now, and the aggregates held take them when next
+        loaded, so no command answers from a stale aggregate and none is read again one by one.
         (PostgreSQL's recorder locks the table to insert, so events become visible in position
         order: none can appear later below a position already seen.)"""
         if self._seen < 0:  # the first batch: nothing is held yet
@@ -165,19 +191,25 @@ class Writer(CommandQueue):
             return
         for _ in range(CATCH_UP_PAGES):
             changed = self.app.database.changed_since(self._seen, CATCH_UP)
-            for _, stream, version in changed:
+            for stored in changed:
+                stream = stored.originator_id
+                if not isinstance(stream, UUID):
+                    stream = UUID(stream)
+                version = stored.originator_version
+                self.app.heads.follow(stream, version, stored.state)
                 try:
                     held = self.live.get(stream)
                 except KeyError:
                     continue
                 if held.version < version:  # another replica's event, not one of ours
-                    self._behind.add(stream)
+                    self._newer.setdefault(stream, []).append(stored)
             if changed:
-                self._seen = changed[-1][0]
+                self._seen = changed[-1].id
             if len(changed) < CATCH_UP:
                 return
         self.live = LRUCache(maxsize=LIVE_SIZE)  # far behind: start afresh
         self._behind.clear()
+        self._newer.clear()
         self._seen = self.app.max_position()
 
     def _batch(self, jobs: list[Job]) -> None:
@@ -322,5 +354,6 @@ class Writer(CommandQueue):
 
     def _evict(self, aggregate_id: UUID) -> None:
         self._behind.discard(aggregate_id)
+        self._newer.pop(aggregate_id, None)
         with contextlib.suppress(KeyError):
             self.live.get(aggregate_id, evict=True)

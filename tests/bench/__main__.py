@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from tests.bench import (
     audit,
+    encoding,
     engine,
     metrics,
     projections,
@@ -18,6 +19,7 @@ from tests.bench import (
 
 SECTIONS: dict[str, Callable[[], Iterable[str]]] = {
     "engine": engine.report,
+    "encoding": encoding.report,
     "service": service.report,
     "projections": projections.report,
     "audit": audit.report,

@@ -1,6 +1,7 @@
 """R10 (and the round's use of R4.3, R8.3, R9, R11, R12) on the pure Round and Table
 aggregates: given events, when a command, then events or a refusal that records nothing."""
 
+import copy
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -171,6 +172,20 @@ def test_r10_1_a_table_seats_at_most_four_and_deals_with_at_least_two() -> None:
     table.start_round("r1", T0)
     with pytest.raises(PhaseError, match="in progress"):
         table.start_round("r2", T0)
+
+
+def test_r10_1_a_table_knows_every_round_dealt_at_it_and_its_copies_too() -> None:
+    table = Table.open("t1", STANDARD, "", KEYS, NONCE, "dealer", T0)
+    for p in "AB":
+        table.sit_down(p, T0)
+    assert not table.has_round("r1")
+    table.start_round("r1", T0)
+    assert table.has_round("r1") and not table.has_round("r2")
+    table.end_round("r1", KEYS, NONCE, T0)
+    table.start_round("r2", T0)  # started after the set was made: it is made again
+    copied = copy.deepcopy(table)
+    assert "_round_set" not in vars(copied)
+    assert copied.has_round("r1") and copied.has_round("r2") and table.has_round("r2")
 
 
 def test_r12_1_a_new_commitment_is_published_whenever_a_round_ends() -> None:
