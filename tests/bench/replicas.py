@@ -11,9 +11,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any
 
+from tests.bench import database
 from tests.bench.load import Phase, ms
+
+Configuration = Callable[..., Generator[str, None, Any]]  # ``service._configuration``
+Targets = Callable[[Any, float | None], str]  # ``service._targets``
+TARGET_RATIO_POSTGRES = 0.35  # the retired target against health checks, printed as before
 
 MAX_CPU_TWO = 1.25  # 2 replicas, round-robin: server CPU per command ÷ one process's
 MAX_CPU_THREE = 1.3
@@ -41,11 +49,12 @@ def tail(name: str, phase: Phase) -> str:
     )
 
 
-def against_echo(rounds: Phase, echo: Phase) -> str:
+def against_echo(rounds: Phase, echo: Phase, name: str) -> str:
+    """The serving process's CPU per command and commands/s against an echo's, one process."""
     cpu = cpu_per_call(rounds) / cpu_per_call(echo)
     rate = rounds.rate(rounds.calls) / echo.rate(echo.calls)
     return (
-        f"  SQLite: server CPU per command / per echo {cpu:.2f} ({cpu_per_call(rounds):,.0f} / "
+        f"  {name}: server CPU per command / per echo {cpu:.2f} ({cpu_per_call(rounds):,.0f} / "
         f"{cpu_per_call(echo):,.0f} us; target <= {MAX_CPU_PER_ECHO:.1f}: "
         f"{verdict(cpu <= MAX_CPU_PER_ECHO)})   commands/s / echo/s {rate:.2f} (target >= "
         f"{MIN_RATE_PER_ECHO:.2f}: {verdict(rate >= MIN_RATE_PER_ECHO)})"
@@ -88,3 +97,56 @@ def extrapolated(replicas: Phase, count: int) -> Iterator[str]:
             f"about {per_replica / postgres:.1f} replicas per PostgreSQL core "
             "(docs/scaling.md)"
         )
+
+
+# PostgreSQL configurations after the single process: (title, replicas, routing)
+REPLICAS = [
+    ("2 replicas without owners (before issue 21), called round-robin", 2, ""),
+    ("2 replicas routing to owners, called round-robin", 2, "round-robin"),
+    ("2 replicas routing to owners, each table's calls sent to its owner", 2, "owner"),
+    ("3 replicas routing to owners, called round-robin", 3, "round-robin"),
+]
+
+
+def postgres(
+    data: Path, helper: Executor, configuration: Configuration, targets: Targets
+) -> Generator[str, None, None]:
+    """One process, then each arrangement of replicas, each on a fresh schema, and each
+    replicas' figures beside the one process's (issue 21)."""
+    with database.fresh_schema() as env:
+        one = yield from configuration(
+            f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 1 process",
+            1,
+            data / "pg1",
+            env,
+            helper,
+            env["PGAPPNAME"],
+        )
+    yield targets(one, TARGET_RATIO_POSTGRES)
+    yield tail("PostgreSQL, 1 process", one.rounds)
+    runs: dict[tuple[int, str], Any] = {}
+    for title, count, routing in REPLICAS:
+        with database.fresh_schema() as env:
+            run = yield from configuration(
+                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), {title}",
+                count,
+                data / f"pg{count}{routing}",
+                env,
+                helper,
+                env["PGAPPNAME"],
+                routing=routing,
+            )
+        runs[count, routing] = run
+        yield tail(title, run.rounds)
+        health = run.health.rate(run.health.calls) / one.health.rate(one.health.calls)
+        yield f"  health calls/s {count} replicas / 1 process {health:4.2f}x (for comparison)"
+    yield " Replicas against one process (issue 21), from this run"
+    goals = [
+        ((2, ""), 0.0, 0.0),
+        ((2, "round-robin"), MAX_CPU_TWO, MIN_RATE_TWO),
+        ((2, "owner"), MAX_CPU_OWNER, 0.0),
+        ((3, "round-robin"), MAX_CPU_THREE, 0.0),
+    ]
+    for (title, _, _), (key, max_cpu, min_rate) in zip(REPLICAS, goals, strict=True):
+        yield against_one(title, runs[key].rounds, one.rounds, max_cpu, min_rate)
+    yield from extrapolated(runs[2, "round-robin"].rounds, 2)

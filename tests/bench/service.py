@@ -1,5 +1,5 @@
-"""Service benchmark: full rounds over gRPC against ``grpc.health.v1.Health/Check`` through the
-same server, on SQLite, on PostgreSQL, and on PostgreSQL with two replicas.
+"""Service benchmark: full rounds over gRPC against ``grpc.health.v1.Health/Check`` and an echo
+through the same server, on SQLite, on PostgreSQL, and on PostgreSQL with replicas.
 
 Each server is ``thirteen serve`` in a subprocess, so the clients and the server do not share a
 GIL. Sixteen client threads each own one table of four players and play whole rounds (Deal,
@@ -11,19 +11,19 @@ is in ``tests.bench.load``, the PostgreSQL schema and wait sampling in ``tests.b
 
 Configurations, each on a store of its own:
 
-* SQLite (a file in a temp dir), one process: the ratio of command rate to health check rate,
-  target >= 0.5, where a command's time goes (CPU per call, server and client), the ceiling
-  (``DiagnosticsService/Echo``: the whole stack with no command) and what the target leaves a
-  command on this machine: at half the health check rate, the CPU one server process (one GIL)
-  may spend per command, and what the cores leave the server(s) once the client has had its
-  share, each beside what the same run measured.
-* PostgreSQL, one process, in a fresh schema: target ratio >= 0.35.
-* PostgreSQL, two processes on one fresh schema (separate ports); each client thread sends its
-  calls to the two in turn, so every table gets commands through both: target >= 1.5x the one
-  process command rate. On a two-core machine the two servers, the client and PostgreSQL share
-  two cores, so the CPU per process and the sessions' waits on database Locks (sampled from
-  ``pg_stat_activity`` ten times a second) are printed to tell a lack of cores from a lock
-  that serialises the replicas.
+* SQLite (a file in a temp dir), one process: the ratio of command rate to health check rate
+  (the retired target >= 0.5, printed for comparison), where a command's time goes (CPU per
+  call, server and client), the ceiling (``DiagnosticsService/Echo``: the whole stack with no
+  command) and issue 21's targets against it (``tests.bench.replicas``).
+* SQLite with ``serve --background worker`` beside a ``thirteen worker``: the same, counting
+  the serving process, with the worker's CPU per command printed apart.
+* PostgreSQL, one process, in a fresh schema; then replicas on fresh schemas, each beside the
+  one process (``tests.bench.replicas.postgres``): two without owners (as before issue 21),
+  two and three routing to owners called round-robin (call by call, as a balancer sends them),
+  and two called at each table's owner. On a two-core machine the servers, the client and
+  PostgreSQL share two cores, so the CPU per process and the sessions' waits on database Locks
+  (sampled from ``pg_stat_activity`` ten times a second) are printed to tell a lack of cores
+  from a lock that serialises the replicas.
 
 CPU time is measured per phase from /proc for each server, the client, its helper, PostgreSQL
 (its own processes and the sessions of the servers under test), and everything else: a server
@@ -67,6 +67,7 @@ from tests.bench.load import (
     ms,
     run_phase,
 )
+from tests.bench.worker import DRAIN_SECONDS, WorkerProcess
 
 __all__ = [  # what other benchmarks take from here
     "CALL_TIMEOUT",
@@ -84,7 +85,6 @@ _ms = ms
 HEALTH_SECONDS = 10.0
 ROUND_SECONDS = 20.0
 TARGET_RATIO = 0.5  # SQLite, one process: commands/s over health checks/s
-TARGET_RATIO_POSTGRES = 0.35  # PostgreSQL, one process
 TARGET_P99_MS = 50.0
 TARGET_SCALE = 1.5  # PostgreSQL: two processes' commands/s over one process's
 CORES = os.cpu_count() or 1
@@ -95,6 +95,7 @@ class Run:
     health: Phase
     rounds: Phase
     echo: Phase | None = None
+    worker_cpu: float | None = None  # seconds a ``thirteen worker`` spent on the rounds
 
     @property
     def ratio(self) -> float:
@@ -106,16 +107,19 @@ def _verdict(ok: bool) -> str:
 
 
 def _start(
-    count: int, data: Path, env: Mapping[str, str], peers: bool = False
+    count: int,
+    data: Path,
+    env: Mapping[str, str],
+    peers: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> list[ServerProcess]:
     """``count`` servers started at once (replicas on a fresh schema race at start-up); with
     ``peers``, listing each other in a peers file, and each table's owner known to all."""
     listing = data / "peers"
-    extra: tuple[str, ...] = ()
     if peers:
         data.mkdir(parents=True, exist_ok=True)
         listing.write_text("")
-        extra = ("--peers-file", str(listing))
+        extra += ("--peers-file", str(listing))
     with ThreadPoolExecutor(count) as pool:
         futures = [pool.submit(ServerProcess, data / str(i), (), env, extra) for i in range(count)]
     started = [f.result() for f in futures if f.exception() is None]
@@ -236,14 +240,18 @@ def _configuration(
     application: str | None = None,
     echo: bool = False,
     routing: str = "",
+    worker: bool = False,
 ) -> Generator[str, None, Run]:
     """Health checks, then full rounds, through ``count`` servers on one store; on PostgreSQL
     the sessions named ``application`` are sampled in each phase. With ``echo``, also
     ``DiagnosticsService/Echo`` calls between the two: the ceiling of the command rate. With
     ``routing`` the servers list each other as peers, and the clients call them in turn
-    (``round-robin``) or each table's owner (``owner``)."""
+    (``round-robin``) or each table's owner (``owner``). With ``worker``, the server runs
+    ``--background worker`` beside a ``thirteen worker``, whose CPU is counted apart."""
     yield title
-    servers = _start(count, data, env, peers=bool(routing))
+    background = ("--background", "worker") if worker else ()
+    servers = _start(count, data, env, peers=bool(routing), extra=background)
+    working = WorkerProcess(data / "0", env) if worker else None
     channels = [grpc.insecure_channel(server.address) for server in servers]
     try:
         stubs = [Stubs.on(channel) for channel in channels]
@@ -270,12 +278,20 @@ def _configuration(
             yield _echo_lines(echoed, health)
             yield _cpu(echoed)
         sampler = database.WaitSampler(application) if application else None
+        worked = working.cpu_seconds() if working is not None else 0.0
         rounds = run_phase(servers, players, Player.round, ROUND_SECONDS, helper, sampler)
         yield from _rounds_lines(rounds)
         yield _cpu(rounds)
         if sampler is not None:
             yield _waits(rounds, sampler)
         run = Run(health, rounds, echoed)
+        if working is not None:
+            time.sleep(DRAIN_SECONDS)  # the worker takes in what the rounds stored
+            run.worker_cpu = working.cpu_seconds() - worked
+            yield (
+                f"    worker (thirteen worker, apart from the server above): "
+                f"{run.worker_cpu / rounds.calls * 1e6:,.0f} us of CPU per command"
+            )
         yield _per_call(run)
         return run
     finally:
@@ -283,6 +299,8 @@ def _configuration(
             channel.close()
         for server in servers:
             server.stop()
+        if working is not None:
+            working.stop()
 
 
 def _targets(run: Run, ratio: float | None) -> str:
@@ -343,8 +361,21 @@ def report() -> Iterator[str]:
         yield _targets(sqlite, TARGET_RATIO)
         yield _budget(sqlite, TARGET_RATIO)
         assert sqlite.echo is not None
-        yield replicas.against_echo(sqlite.rounds, sqlite.echo)
+        yield replicas.against_echo(sqlite.rounds, sqlite.echo, "SQLite, 1 process")
         yield replicas.tail("SQLite, 1 process", sqlite.rounds)
+        working = yield from _configuration(
+            " SQLite, serve --background worker beside a thirteen worker (the projector and the "
+            "transparency log in the worker)",
+            1,
+            data / "sqlite-worker",
+            {"THIRTEEN_STORE": "sqlite"},
+            helper,
+            echo=True,
+            worker=True,
+        )
+        assert working.echo is not None
+        yield replicas.against_echo(working.rounds, working.echo, "SQLite with a worker")
+        yield replicas.tail("SQLite with a worker", working.rounds)
         yield access.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
         yield metrics.line(sqlite.rounds.server_cpu / sqlite.rounds.calls * 1e6)
 
@@ -352,58 +383,7 @@ def report() -> Iterator[str]:
         if reason is not None:
             yield f" PostgreSQL figures skipped: {reason}"
             return
-        yield from _postgres(data, helper)
+        yield from replicas.postgres(data, helper, _configuration, _targets)
     finally:
         helper.shutdown()
         shutil.rmtree(data, ignore_errors=True)
-
-
-# PostgreSQL configurations after the single process: (title, replicas, routing)
-REPLICAS = [
-    ("2 replicas without owners (before issue 21), called round-robin", 2, ""),
-    ("2 replicas routing to owners, called round-robin", 2, "round-robin"),
-    ("2 replicas routing to owners, each table's calls sent to its owner", 2, "owner"),
-    ("3 replicas routing to owners, called round-robin", 3, "round-robin"),
-]
-
-
-def _postgres(data: Path, helper: Executor) -> Iterator[str]:
-    """One process, then each arrangement of replicas, each on a fresh schema, and each
-    replicas' figures beside the one process's (issue 21)."""
-    with database.fresh_schema() as env:
-        one = yield from _configuration(
-            f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), 1 process",
-            1,
-            data / "pg1",
-            env,
-            helper,
-            env["PGAPPNAME"],
-        )
-    yield _targets(one, TARGET_RATIO_POSTGRES)
-    yield replicas.tail("PostgreSQL, 1 process", one.rounds)
-    runs: dict[tuple[int, str], Run] = {}
-    for title, count, routing in REPLICAS:
-        with database.fresh_schema() as env:
-            run = yield from _configuration(
-                f" PostgreSQL (schema {env['POSTGRES_SCHEMA']}), {title}",
-                count,
-                data / f"pg{count}{routing}",
-                env,
-                helper,
-                env["PGAPPNAME"],
-                routing=routing,
-            )
-        runs[count, routing] = run
-        yield replicas.tail(title, run.rounds)
-        health = run.health.rate(run.health.calls) / one.health.rate(one.health.calls)
-        yield f"  health calls/s {count} replicas / 1 process {health:4.2f}x (for comparison)"
-    yield " Replicas against one process (issue 21), from this run"
-    targets = [
-        ((2, ""), 0.0, 0.0),
-        ((2, "round-robin"), replicas.MAX_CPU_TWO, replicas.MIN_RATE_TWO),
-        ((2, "owner"), replicas.MAX_CPU_OWNER, 0.0),
-        ((3, "round-robin"), replicas.MAX_CPU_THREE, 0.0),
-    ]
-    for (title, _, _), (key, max_cpu, min_rate) in zip(REPLICAS, targets, strict=True):
-        yield replicas.against_one(title, runs[key].rounds, one.rounds, max_cpu, min_rate)
-    yield from replicas.extrapolated(runs[2, "round-robin"].rounds, 2)
