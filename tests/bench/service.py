@@ -86,7 +86,6 @@ HEALTH_SECONDS = 10.0
 ROUND_SECONDS = 20.0
 TARGET_RATIO = 0.5  # SQLite, one process: commands/s over health checks/s
 TARGET_P99_MS = 50.0
-TARGET_SCALE = 1.5  # PostgreSQL: two processes' commands/s over one process's
 CORES = os.cpu_count() or 1
 
 
