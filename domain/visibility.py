@@ -7,6 +7,10 @@ else's: an observer sees no hand and no submission, only who has submitted; the 
 stays secret (R12.1). The dealing game server (``DEALER``) sees every hand. Once the round is
 over everything is public: the seed is published and anyone can recompute every hand (R12.6).
 
+R10.4: before then, whoever may not see a player's submission learns only that it was made,
+not its kind: an arrangement, a foul draft and a declared special look alike to them
+(``tells_submission_kind``), in every message that reports one.
+
 >>> from types import SimpleNamespace
 >>> open_round = SimpleNamespace(ended=False, players=["A", "B"])
 >>> visible_hands(open_round, "A"), visible_hands(open_round, OBSERVER)
@@ -55,6 +59,19 @@ def sees_submission(round_: Dealt, viewer: str | None, player: str) -> bool:
     Everyone once the round is over; before, only the player and the ``DEALER``. Whether a
     player has submitted is public all along."""
     return viewer is DEALER or is_public(round_) or viewer == player
+
+
+def tells_submission_kind(round_: Dealt, viewer: str | None, player: str) -> bool:
+    """R10.4: may ``viewer`` learn what kind of submission ``player`` made (an arrangement, a
+    foul draft or a declared special), and not only that one was made? Exactly those who may
+    see the submission itself (``sees_submission``).
+
+    >>> from types import SimpleNamespace
+    >>> open_round = SimpleNamespace(ended=False, players=["A", "B"])
+    >>> [tells_submission_kind(open_round, v, "A") for v in ("A", "B", OBSERVER, DEALER)]
+    [True, False, False, True]
+    """
+    return sees_submission(round_, viewer, player)
 
 
 def shows_qualifying(round_: Dealt, viewer: str | None, player: str) -> bool:

@@ -1,7 +1,8 @@
 """The small files a server is given at start (keys, certificates, a policy): read with a
 bound, so a wrong path to a device (``/dev/zero``) or a huge file is refused at once instead of
-being read until memory runs out; a warning when a secret one is open to others; and a new
-private key file created whole, owner-only."""
+being read until memory runs out; a warning when a secret one is open to others; a new private
+key file created whole, owner-only; and the store's files created owner-only whatever the umask
+(issue 22), with what in a data directory others may read."""
 
 from __future__ import annotations
 
@@ -87,3 +88,29 @@ def create_private(path: Path, text: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             draft.unlink()
+
+
+def create_owner_only(path: Path) -> None:
+    """An empty file at ``path`` that only its owner may read or write, unless there is one
+    already (left as it is). SQLite creates a database 0644 less the umask and gives its WAL and
+    shared-memory files the database's mode, so a store file made here first keeps them all
+    owner-only."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+
+
+def open_to_others(directory: Path) -> dict[Path, int]:
+    """``directory`` and the files in it that others than their owner may read, write or enter,
+    with their permission bits (none: an empty dict; no such directory: empty too)."""
+    found: dict[Path, int] = {}
+    try:
+        entries = [directory, *sorted(directory.iterdir())]
+    except OSError:
+        return found
+    for path in entries:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:  # gone meanwhile
+            continue
+        if (path == directory or stat.S_ISREG(mode)) and mode & (stat.S_IRWXG | stat.S_IRWXO):
+            found[path] = stat.S_IMODE(mode)
+    return found

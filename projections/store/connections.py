@@ -3,6 +3,7 @@ little that differs between the two (placeholders, transactions, a session that 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -176,6 +177,9 @@ class Connections:
 
 
 def _sqlite(path: Path) -> sqlite3.Connection:
+    # Owner-only whatever the umask (issue 22): SQLite would create the file 0644 less the umask,
+    # and gives its WAL and shared-memory files the file's mode. An existing file is left as is.
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     # Transactions are begun and ended by hand (``isolation_level=None``).
     return sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
 

@@ -256,6 +256,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
             f"seed key file {seed_key} does not exist: create it once with "
             f"`thirteen seed-key init {seed_key}` and give every server of the store that file"
         )
+    _warn_if_open(Path(args.data))  # as found: what this process creates is owner-only
     try:
         app = open_app(Path(args.data), seed_key=seed_key)
     except StoreConfigError as error:
@@ -290,6 +291,35 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
         app.close()
         raise
     return app, transparency
+
+
+def _warn_if_open(data: Path) -> None:
+    """One log line and one line on stderr when others than the owner may read the data
+    directory or a file in it (issue 22): hands in progress and the keys are in there. Served
+    all the same, as with a seed key file others may read; a new directory and the files the
+    service creates are owner-only, so this is a directory made or files left by someone else."""
+    import shlex
+
+    import structlog
+
+    from service.small_files import open_to_others
+
+    found = open_to_others(data)
+    if not found:
+        return
+    structlog.get_logger("thirteen.files").warning(
+        "data_open_to_others", paths={str(path): oct(mode) for path, mode in found.items()}
+    )
+    listed = ", ".join(f"{path} (mode {oct(mode)})" for path, mode in found.items())
+    fixes = [f"chmod 700 {shlex.quote(str(data))}"] if data in found else []
+    files = [shlex.quote(str(path)) for path in found if path != data]
+    fixes += [f"chmod 600 {' '.join(files)}"] if files else []
+    print(
+        f"thirteen serve: other users may read {listed}, where hands in progress and keys are "
+        f"kept; serving all the same. To close it: {'; '.join(fixes)}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _banner(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,8 @@ class FileLock:
     def acquire(self) -> bool:
         if self._file is not None:
             return True
-        handle = open(self.path, "a+")  # noqa: SIM115 (held open for the lock's lifetime)
+        # Owner-only whatever the umask (issue 22); held open for the lock's lifetime.
+        handle = os.fdopen(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600), "a+")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -17,6 +17,7 @@ import structlog
 
 from service.eventstore.locks import FileLock
 from service.eventstore.recorder import EventRecorder
+from service.small_files import create_owner_only
 
 log = structlog.get_logger("thirteen.storage")
 T = TypeVar("T")
@@ -61,12 +62,19 @@ def store_env(data: Path, environ: Mapping[str, str] | None = None) -> dict[str,
         data.mkdir(mode=0o700, parents=True, exist_ok=True)  # hands in progress are in there
     except OSError as error:
         raise StoreConfigError(f"cannot create data directory {data}: {error.strerror}") from None
+    events = data / "thirteen.sqlite"
+    try:
+        create_owner_only(events)  # before SQLite makes it 0644 less the umask
+    except OSError as error:
+        raise StoreConfigError(
+            f"cannot create the event store {events}: {error.strerror}"
+        ) from None
     # Readers' cached aggregates are brought up to date from the store on each read (the
     # library's fast-forward): the writer keeps aggregates of its own
     # (``service.eventstore.writer``).
     return {
         "PERSISTENCE_MODULE": SQLITE,
-        "SQLITE_DBNAME": str(data / "thirteen.sqlite"),
+        "SQLITE_DBNAME": str(events),
     }
 
 

@@ -31,20 +31,31 @@ from domain.rules.limits import MAX_POSITION
 T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
+"""Rows of a listing whose rows are small (ledger entries): 1,000 cost about a millisecond."""
+MAX_ROUNDS_PAGE_SIZE = 100
+"""Rounds of a listing of rounds (``ListRounds``, ``ListRoundResults``, ``ListPlayerRounds``):
+each carries hands and results, so one call's cost stays a small fraction of a second whatever
+it asks (issue 22)."""
 MAX_TOKEN_LENGTH = 4096
 """Characters of a page token. Ours hold a scope of at most a 128-character id, whose
 characters JSON escapes to at most 12 each (one outside the BMP is a surrogate pair,
 ``\\ud83d\\ude00``), and a key below 2**62: about 1,590 characters, 2,116 in base64."""
 
 
-def page(scope: str, page_size: int, page_token: str) -> tuple[int, int]:
+def page(
+    scope: str, page_size: int, page_token: str, maximum: int = MAX_PAGE_SIZE
+) -> tuple[int, int]:
     """(the key to continue after, the page size) of a list request. A negative size is
-    refused, a size above the maximum is coerced to it, and a token from another listing or
-    not from us is refused. A newest-first listing continues before the key; 0 (no token)
-    is its start either way."""
+    refused, a size above ``maximum`` is coerced to it (AIP-158: the server may return fewer),
+    and a token from another listing or not from us is refused. A newest-first listing
+    continues before the key; 0 (no token) is its start either way.
+
+    >>> page("t:x", 2**31 - 1, "", MAX_ROUNDS_PAGE_SIZE)
+    (0, 100)
+    """
     if page_size < 0:
         raise RuleError("page_size must not be negative", field="page_size")
-    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    size = min(page_size or DEFAULT_PAGE_SIZE, maximum)
     if not page_token:
         return 0, size
     return _after(scope, page_token), size
@@ -90,8 +101,10 @@ async def listed(
     request: Any,
     fetch: Callable[[int, int], Awaitable[Sequence[T]]],
     key: Callable[[T], int],
+    maximum: int = MAX_PAGE_SIZE,
 ) -> tuple[Sequence[T], str]:
     """One page of a listing: ``fetch(after, limit)`` reads one row past the page asked for by
-    ``request`` (its ``page_size`` and ``page_token``), and the token of the page after it."""
-    after, size = page(scope, request.page_size, request.page_token)
+    ``request`` (its ``page_size`` and ``page_token``, at most ``maximum``), and the token of
+    the page after it."""
+    after, size = page(scope, request.page_size, request.page_token, maximum)
     return cut(scope, await fetch(after, size + 1), size, key)

@@ -116,6 +116,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
             request,
             lambda after, limit: self.run(self._table_history, request.table_id, after, limit),
             lambda r: r.number,
+            paging.MAX_ROUNDS_PAGE_SIZE,
         )
         return results_pb2.ListRoundResultsResponse(
             rounds=[self._table_round(r) for r in rounds], next_page_token=following
@@ -171,6 +172,7 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
             request,
             lambda before, limit: self.run(self._recall, request.player_id, before, limit),
             lambda r: r.position,
+            paging.MAX_ROUNDS_PAGE_SIZE,
         )
         return results_pb2.ListPlayerRoundsResponse(
             rounds=[self._player_round(r) for r in rounds], next_page_token=following

@@ -77,14 +77,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def ListRounds(
         self, request: pb.ListRoundsRequest, context: Context
     ) -> pb.ListRoundsResponse:
-        offset, size = paging.page(f"t:{request.table_id}", request.page_size, request.page_token)
+        scope = f"t:{request.table_id}"
+        offset, size = paging.page(
+            scope, request.page_size, request.page_token, paging.MAX_ROUNDS_PAGE_SIZE
+        )
         rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
         following = offset + len(rounds)
         return pb.ListRoundsResponse(
             rounds=[pb.Round(**mapping.round_fields(r, visibility.OBSERVER)) for r in rounds],
-            next_page_token=(
-                paging.token(f"t:{request.table_id}", following) if following < total else ""
-            ),
+            next_page_token=(paging.token(scope, following) if following < total else ""),
         )
 
     @rpc

@@ -70,6 +70,11 @@ EVENT_TYPES: dict[type, str] = {
     Round.Abandoned: "RoundAbandoned",
 }
 
+SUBMISSIONS = (Round.Arranged, Round.SpecialDeclared)
+SUBMITTED = "HandSubmitted"
+"""The type of a submission for whoever may not learn its kind (R10.4): an arrangement, a foul
+draft and a declared special look alike to them."""
+
 Run = Callable[..., Awaitable[Any]]
 """Runs a blocking call on the worker pool (``servicers.Runner``)."""
 
@@ -96,9 +101,14 @@ def messages(state: Any, position: int, event: Any, viewers: Iterable[str]) -> d
 
 
 def _message(state: Any, position: int, event: Any, viewer: str) -> Message:
+    kind = EVENT_TYPES.get(type(event), type(event).__name__)
+    if isinstance(event, SUBMISSIONS) and not visibility.tells_submission_kind(
+        state, viewer, event.player_id
+    ):
+        kind = SUBMITTED
     message = table_pb2.WatchTableResponse(
         position=position,
-        type=EVENT_TYPES.get(type(event), type(event).__name__),
+        type=kind,
         player_id=getattr(event, "player_id", ""),
         occurred_at=mapping.timestamp(event.at),
     )

@@ -85,7 +85,12 @@ def test_r12_1_no_seed_leaves_the_service_before_its_round_is_over(server: Serve
         keep(server.tables.ListRounds(table_pb2.ListRoundsRequest(table_id="t")))
         for viewer in ["", *PLAYERS]:
             for message in events(
-                server, "t", of_type("HandArranged", PLAYERS[-1]), after=mark, viewer=viewer
+                server,
+                "t",
+                # Whose it is not sees it only as submitted (R10.4).
+                of_type("HandArranged" if viewer == PLAYERS[-1] else "HandSubmitted", PLAYERS[-1]),
+                after=mark,
+                viewer=viewer,
             ):
                 keep(message)
         before_reveal = list(answers)

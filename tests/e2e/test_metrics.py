@@ -12,6 +12,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from domain.rules.cards import Card
@@ -344,6 +345,7 @@ def test_a_client_that_trickles_its_request_stalls_no_other_scrape(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(endpoint, "DEADLINE", 600.0)  # the slow client is not cut off here
+    monkeypatch.setattr(endpoint, "HEADER_TIMEOUT", 600.0)
     metrics = Metrics()
     address = metrics.listen("127.0.0.1:0")
     slow = Trickle(address)
@@ -356,10 +358,10 @@ def test_a_client_that_trickles_its_request_stalls_no_other_scrape(
         metrics.close()
 
 
-def test_a_connection_is_cut_off_at_its_deadline_however_it_trickles(
+def test_a_connection_is_cut_off_at_its_header_timeout_however_it_trickles(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(endpoint, "DEADLINE", 0.2)
+    monkeypatch.setattr(endpoint, "HEADER_TIMEOUT", 0.2)
     metrics = Metrics()
     slow = Trickle(metrics.listen("127.0.0.1:0"))
     try:
@@ -369,38 +371,63 @@ def test_a_connection_is_cut_off_at_its_deadline_however_it_trickles(
         metrics.close()
 
 
-def test_connections_beyond_the_limit_are_closed_at_once_and_the_endpoint_recovers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(endpoint, "DEADLINE", 600.0)
-    monkeypatch.setattr(endpoint._Quiet, "timeout", 600.0)  # idle clients hold their slots
-    metrics = Metrics()
-    address = metrics.listen("127.0.0.1:0")
+def half_requests(address: str, count: int) -> list[socket.socket]:
+    """``count`` connections that each send the start of a request and then nothing more."""
     host, port = address.rsplit(":", 1)
-    idle = [
-        socket.create_connection((host, int(port)), timeout=30)
-        for _ in range(endpoint.MAX_CONNECTIONS)
-    ]
+    held = []
+    for _ in range(count):
+        connection = socket.create_connection((host, int(port)), timeout=30)
+        connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: prometheus\r\n")  # no blank line
+        held.append(connection)
+    return held
+
+
+def scraped_ok(address: str) -> bool:
+    with urllib.request.urlopen(f"http://{address}/metrics", timeout=30) as answer:
+        return bool(answer.status == 200) and b"thirteen_" in answer.read()
+
+
+def test_200_idle_half_requests_held_open_stall_no_scrape(metered: ServerThread) -> None:
+    """Issue 22, finding 2: clients that hold connections open with half a request do not use
+    up the endpoint; every scrape beside them is answered."""
+    address = metered.metrics_url.split("/")[2]
+    idle = half_requests(address, 200)
     try:
-        with socket.create_connection((host, int(port)), timeout=30) as one_more:
-            one_more.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
-            with contextlib.suppress(ConnectionResetError):
-                assert one_more.recv(1024) == b""  # closed unanswered
+        assert all(scraped_ok(address) for _ in range(20))
     finally:
         for connection in idle:
             connection.close()
 
-    def answered() -> bool:  # once the idle connections' threads have seen them close
-        try:
-            with urllib.request.urlopen(f"http://{address}/metrics", timeout=30) as answer:
-                return bool(answer.status == 200)
-        except OSError:
-            return False
 
+def test_past_the_cap_of_waiting_connections_the_oldest_is_closed_not_the_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(endpoint, "MAX_WAITING", 10)
+    metrics = Metrics()
+    metrics.registry.register(_Constant())
+    address = metrics.listen("127.0.0.1:0")
+    oldest = half_requests(address, 10)
+    newer = half_requests(address, 10)
     try:
-        wait_until(answered, "a scrape once the idle connections are gone")
+        assert scraped_ok(address)
+        for connection in oldest:  # each made room for a newer one
+            with contextlib.suppress(ConnectionResetError):
+                assert connection.recv(1024) == b""
+        newest = newer[-1]
+        newest.setblocking(False)
+        with pytest.raises(BlockingIOError):  # still open, waiting for the rest of its request
+            newest.recv(1024)
     finally:
+        for connection in oldest + newer:
+            connection.close()
         metrics.close()
+
+
+class _Constant:
+    """One sample, so that a scrape of a bare registry has something of ours."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily("thirteen_test", "a constant", value=1)
 
 
 def test_a_stream_its_deadline_ends_is_counted_deadline_exceeded_not_cancelled(

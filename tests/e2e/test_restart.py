@@ -45,7 +45,8 @@ def test_a_restart_keeps_tables_rounds_balances_and_the_next_commitment(
     rounds = first.tables.ListRounds(table_pb2.ListRoundsRequest(table_id="t"))
 
     def last(message: table_pb2.WatchTableResponse) -> bool:
-        return message.type == "HandArranged" and message.round_id == open_round.round_id
+        # An observer sees a submission only as submitted (R10.4).
+        return message.type == "HandSubmitted" and message.round_id == open_round.round_id
 
     history = events(first, "t", last)
     first.stop()
