@@ -7,6 +7,11 @@
 - Tail latency at 16 tables in every configuration: p99 <= 3 x p50.
 - From the measured CPU: the commands/s that 2, 4 and 8 replicas would reach on free cores,
   and where one PostgreSQL would stop them.
+
+Every PostgreSQL configuration serves with ``--background worker`` beside one ``thirteen
+worker``: the work no caller waits for (the views' projector, the transparency log) has left the
+serving processes, whose CPU per command the targets compare; the worker's is printed apart,
+with the servers' and the worker's together.
 """
 
 from __future__ import annotations
@@ -76,6 +81,21 @@ def against_one(name: str, replicas: Phase, one: Phase, max_cpu: float, min_rate
     return line + ")"
 
 
+def with_worker(replicas: Any, one: Any) -> str:
+    """The worker's CPU per command (apart from the servers'), and everything together."""
+
+    def worker_cpu(run: Any) -> float:
+        return float(run.worker_cpu) / int(run.rounds.calls) * 1e6
+
+    both = (cpu_per_call(replicas.rounds) + worker_cpu(replicas)) / (
+        cpu_per_call(one.rounds) + worker_cpu(one)
+    )
+    return (
+        f"    the worker apart: {worker_cpu(replicas):,.0f} us per command (1 process: "
+        f"{worker_cpu(one):,.0f} us); servers and worker together {both:.2f}x"
+    )
+
+
 def extrapolated(replicas: Phase, count: int) -> Iterator[str]:
     """What N replicas would serve on cores of their own, from this run's CPU per command: a
     replica is one interpreter (one GIL), so it serves at most a core's worth of commands; the
@@ -109,7 +129,11 @@ REPLICAS = [
 
 
 def postgres(
-    data: Path, helper: Executor, configuration: Configuration, targets: Targets
+    data: Path,
+    helper: Executor,
+    configuration: Configuration,
+    targets: Targets,
+    worker: bool = False,
 ) -> Generator[str, None, None]:
     """One process, then each arrangement of replicas, each on a fresh schema, and each
     replicas' figures beside the one process's (issue 21)."""
@@ -121,6 +145,7 @@ def postgres(
             env,
             helper,
             env["PGAPPNAME"],
+            worker=worker,
         )
     yield targets(one, TARGET_RATIO_POSTGRES)
     yield tail("PostgreSQL, 1 process", one.rounds)
@@ -135,6 +160,7 @@ def postgres(
                 helper,
                 env["PGAPPNAME"],
                 routing=routing,
+                worker=worker,
             )
         runs[count, routing] = run
         yield tail(title, run.rounds)
@@ -149,4 +175,6 @@ def postgres(
     ]
     for (title, _, _), (key, max_cpu, min_rate) in zip(REPLICAS, goals, strict=True):
         yield against_one(title, runs[key].rounds, one.rounds, max_cpu, min_rate)
+        if worker:
+            yield with_worker(runs[key], one)
     yield from extrapolated(runs[2, "round-robin"].rounds, 2)

@@ -382,7 +382,7 @@ def report() -> Iterator[str]:
         if reason is not None:
             yield f" PostgreSQL figures skipped: {reason}"
             return
-        yield from replicas.postgres(data, helper, _configuration, _targets)
+        yield from replicas.postgres(data, helper, _configuration, _targets, worker=True)
     finally:
         helper.shutdown()
         shutil.rmtree(data, ignore_errors=True)
