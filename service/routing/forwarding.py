@@ -9,7 +9,8 @@ owner and broke on the way (the owner died mid-call) is answered ``UNAVAILABLE``
 applied is unknown, and a retry with the same request id is safe, as after any lost answer.
 
 The caller was authorized here before (``Authorize`` runs first), and is authorized again by the
-owner, exactly as if it had called the owner."""
+owner, exactly as if it had called the owner. A passed-on call waits at most ``FORWARD_TIMEOUT``
+for the owner (a caller without a deadline too), then is answered ``UNAVAILABLE``."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ ROUTED: dict[str, str] = {
     TABLE + "Reveal": "round_id",
     TABLE + "GetRound": "round_id",
 }
+FORWARD_TIMEOUT = 30.0  # seconds a passed-on call may take, whatever (or whether) its deadline
 _NOT_SENT = ("failed to connect", "connection refused", "dns resolution failed", "no route")
 
 Unary = Callable[[Any, Context[Any, Any]], Awaitable[Any]]
@@ -113,9 +115,22 @@ class Router(GuardingInterceptor):
         request_id = request_id_of(context)
         metadata = ((REQUEST_ID, request_id), *headers(caller.current().identity, self.peers.me))
         call = self.peers.caller(target, path, type(request).SerializeToString)
+        remaining = context.time_remaining()
+        capped = remaining is None or remaining > FORWARD_TIMEOUT
         try:
-            answer: bytes = await call(request, timeout=context.time_remaining(), metadata=metadata)
+            answer: bytes = await call(
+                request, timeout=FORWARD_TIMEOUT if capped else remaining, metadata=metadata
+            )
         except grpc.aio.AioRpcError as error:
+            if capped and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                await context.abort_with_status(
+                    to_status(
+                        Unavailable(
+                            f"the table's owner {target} did not answer within "
+                            f"{FORWARD_TIMEOUT:.0f} s: retry the call with the same request id"
+                        )
+                    )
+                )
             if never_sent(error):
                 self.peers.unreachable(target)
                 log.info("owner_unreachable", owner=target, request_id=request_id)

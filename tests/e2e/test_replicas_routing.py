@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import subprocess
 import time
 import urllib.request
@@ -399,3 +400,39 @@ def test_a_passed_on_call_is_counted_once_where_it_landed(tmp_path: Path) -> Non
         assert landed.get(("OpenTable", "OK")) == 1
         assert landed.get(("SitDown", "NOT_FOUND")) == 3
         assert not any(method in ("OpenTable", "SitDown") for method, _ in served)
+
+
+def test_a_hung_owner_loses_its_tables_until_it_answers_again(tmp_path: Path) -> None:
+    """Issue 21: the owner stopped (SIGSTOP: alive, silent) with a round dealt. A call passed to
+    it ends at the caller's deadline; within seconds its health checks fail and the other replica
+    serves the table itself; when the owner resumes (SIGCONT) it takes the table back, and the
+    round it was holding plays on from what the store says, every round summing to zero."""
+    with cluster(tmp_path) as replicas:
+        owner_, other = replicas.start("a"), replicas.start("b")
+        via = Side(other)
+        table = next(replicas.owned_by(owner_, "h"))
+        players = seat(via, table)
+        dealt = via.tables.Deal(table_pb2.DealRequest(table_id=table, request_id="h1"))
+        hands = hands_of(dealt)
+        owner_.process.send_signal(signal.SIGSTOP)
+        try:
+            front, middle, back = good_piles(hands[players[0]])
+            request = table_pb2.ArrangeRequest(
+                round_id=dealt.round_id, player_id=players[0], front=front, middle=middle, back=back
+            )
+            try:
+                via.tables.Arrange(request, timeout=2)
+            except grpc.RpcError as error:  # passed to the silent owner: the deadline ends it
+                assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED, error.details()
+            wait_until(lambda: other.live() == 1, "the silent owner to be counted down", 30)
+            for player in players:  # served where they land now
+                arrange(via, dealt.round_id, player, hands[player])
+        finally:
+            owner_.process.send_signal(signal.SIGCONT)
+        wait_until(lambda: other.live() == 2, "the owner to be counted live again", 30)
+        revealed = retrying(
+            lambda: via.tables.Reveal(table_pb2.RevealRequest(round_id=dealt.round_id))
+        )
+        rounds = [revealed, play(Side(owner_), table, 2), play(via, table, 3)]
+        assert all(sum(p.coins for p in r.players) == 0 for r in rounds)
+        audit(replicas.environ, tmp_path)
