@@ -212,12 +212,15 @@ def _serve(
     import asyncio
 
     from service.bootstrap import serve_forever
+    from service.small_files import open_to_others
 
+    found = open_to_others(Path(args.data))  # as found: what this process creates is owner-only
     try:
         app, transparency = _opened(args)
     except _Refused as refused:
         print(f"thirteen serve: {refused}", file=sys.stderr)
         return refused.status
+    _warn_if_open(Path(args.data), found)  # once it will serve: a refusal stays one line
     try:
         asyncio.run(
             serve_forever(
@@ -256,7 +259,6 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
             f"seed key file {seed_key} does not exist: create it once with "
             f"`thirteen seed-key init {seed_key}` and give every server of the store that file"
         )
-    _warn_if_open(Path(args.data))  # as found: what this process creates is owner-only
     try:
         app = open_app(Path(args.data), seed_key=seed_key)
     except StoreConfigError as error:
@@ -293,7 +295,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     return app, transparency
 
 
-def _warn_if_open(data: Path) -> None:
+def _warn_if_open(data: Path, found: dict[Path, int]) -> None:
     """One log line and one line on stderr when others than the owner may read the data
     directory or a file in it (issue 22): hands in progress and the keys are in there. Served
     all the same, as with a seed key file others may read; a new directory and the files the
@@ -302,9 +304,6 @@ def _warn_if_open(data: Path) -> None:
 
     import structlog
 
-    from service.small_files import open_to_others
-
-    found = open_to_others(data)
     if not found:
         return
     structlog.get_logger("thirteen.files").warning(

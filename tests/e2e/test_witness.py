@@ -9,6 +9,7 @@ import hashlib
 import re
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -215,11 +216,17 @@ def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(on_sto
             same = (shown.size, shown.root) == (head.size, head.root)
             return cosigned_at(note, setup.witness_pub) if same else None
 
+        said: list[str] = []  # the witness's lines as it prints them
+        assert watcher.stdout is not None
+        reader = threading.Thread(target=lambda: said.extend(watcher.stdout or ()), daemon=True)
+        reader.start()
         wait_until(cosigned, "the server's checkpoint to carry the witness's cosignature", 30)
+        # The server keeps the cosignature before the witness, answered, says so: wait for it.
+        wait_until(lambda: any("cosigned size" in line for line in said), "the witness's line", 30)
         assert watcher.poll() is None  # still watching
         watcher.send_signal(signal.SIGTERM)
-        out, _ = watcher.communicate(timeout=30)
-        assert "cosigned size" in out, out
+        watcher.wait(timeout=30)
+        reader.join(timeout=30)
         assert setup.accepted().size == head.size and setup.accepted().root == head.root
 
         # Restarted, it continues from its state: nothing new, then a longer tree extends it.
