@@ -6,7 +6,10 @@ one transaction. Each caller is answered once its batch is durable.
   alone: whatever it changed in memory is rebuilt from the store and the batch's earlier events.
 - A batch whose commit loses a race with another replica (``IntegrityError``) is run again
   command by command from fresh loads; a lone command that loses again is queued again after a
-  short, growing pause (at most ``RETRIES`` times), so the writer never sleeps.
+  short, growing pause (at most ``RETRIES`` times), so the writer never sleeps. A commit that
+  fails otherwise, with the store in reach (an event that cannot be encoded or stored), is run
+  again command by command too, so that only the command that poisoned it fails; when the store
+  is out of reach every caller of the batch is told so.
 - Commands see the batch's earlier commands (a transfer id used twice in one batch, an arrange
   and the reveal of one round) because they load the same in-memory aggregates.
 - Loads are not copied: the writer owns its aggregates. On PostgreSQL each batch first reads
@@ -31,7 +34,14 @@ from uuid import UUID
 import structlog
 from eventsourcing.application import LRUCache, project_aggregate
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import EventStore, IntegrityError, Notification, Recording
+from eventsourcing.persistence import (
+    EventStore,
+    IntegrityError,
+    InterfaceError,
+    Notification,
+    OperationalError,
+    Recording,
+)
 
 from domain.errors import RuleError
 from service.caller import CALLER_FIELD, current
@@ -240,12 +250,21 @@ class Writer(CommandQueue):
         except IntegrityError:  # another replica wrote one of these streams first
             self._forget(batch)
             lost = True
-        except Exception as failed:  # the store failed: nothing of this batch is stored
+        except (OperationalError, InterfaceError, UndoFailed) as failed:
+            # The store is out of reach (or what it holds unknown): nothing of this batch is
+            # stored, and each caller is told so (retryable).
             self._forget(batch)
             cause = failed.__cause__ if isinstance(failed, UndoFailed) else None
             failure = cause if isinstance(cause, Exception) else failed
             outcomes = [(job, None, failure) for job in jobs]
             lost = False
+        except Exception as failed:  # the commit refused what one command stored (its encoding,
+            # a value the database will not take): nothing is stored; who poisoned it?
+            self._forget(batch)
+            if len(jobs) > 1:
+                log.warning("batch_commit_failed", commands=len(jobs), cause=repr(failed)[:200])
+            outcomes = [(job, None, failed) for job in jobs]
+            lost = len(jobs) > 1
         except BaseException:  # not the store's (an interrupt): nothing held may stay changed
             self._forget(batch)
             raise
@@ -255,7 +274,7 @@ class Writer(CommandQueue):
         finally:
             self.batch = None
         if lost:
-            for job in jobs:  # who lost? each again alone, from fresh loads
+            for job in jobs:  # who lost, or poisoned it? each again alone, from fresh loads
                 if len(jobs) > 1:
                     self._batch([job])
                 else:

@@ -364,3 +364,38 @@ def test_each_command_records_its_own_caller_in_a_batch_and_after_a_lost_race(
     finally:
         second.close()
         first.close()
+
+
+def test_a_poisoned_commit_fails_only_its_culprit(
+    app: Thirteen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, finding 5: one command of a batch whose events the store cannot take (a fault
+    injected into the encoding of one transfer) fails the commit; the batch is run again command
+    by command, so only that command fails and every other is stored once, with its balance."""
+    mapper = app.events.mapper
+    encode = mapper.to_stored_event
+
+    def poisoned(event: Any) -> Any:
+        if getattr(event, "transfer_id", None) == "poison":
+            raise ValueError("this event cannot be encoded")
+        return encode(event)
+
+    monkeypatch.setattr(mapper, "to_stored_event", poisoned)
+    app.credit("a", 100, "a0")
+    start = app.max_position()
+    calls: list[Call] = [(app.credit, "a", n, f"a{n}") for n in range(1, 6)]
+    calls.insert(2, (app.credit, "a", 1000, "poison"))
+    futures = one_batch(app, *calls, commits=5)  # the failed one, then each good one alone
+    failed = [type(error_of(f)).__name__ for f in futures]
+    assert failed == ["NoneType", "NoneType", "ValueError", "NoneType", "NoneType", "NoneType"]
+    assert sorted(f.result().balance for f in futures if f.exception(WAIT) is None) == [
+        101,
+        103,
+        106,
+        110,
+        115,
+    ]
+    assert app.wallet("a").balance == 115
+    assert transfers_of(app, "a") == ["a0", "a1", "a2", "a3", "a4", "a5"]
+    assert len(new_events(app, start)) == 10  # five credits: a wallet event and a transfer each
+    assert chain_holds(app, wallet_uuid("a"))
