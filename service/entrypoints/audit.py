@@ -30,8 +30,9 @@ def register(commands: Commands) -> None:
     auditor.add_argument(
         "--earlier-checkpoint",
         metavar="FILE",
-        help="with --file: a checkpoint (or an export holding one) kept from before: check "
-        "the export's log extends it (the export must carry that consistency proof)",
+        help="with --file or --all: a checkpoint (or an export holding one) kept from before: "
+        "check the export's log (it must carry that consistency proof), or the store's, "
+        "extends it",
     )
     auditor.add_argument(
         "--witness-key",

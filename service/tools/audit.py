@@ -36,15 +36,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.receipt and args.all:
         return _refuse("--receipt belongs to one round (--round or --file), not --all")
-    if args.earlier_checkpoint and not args.file:
-        return _refuse("--earlier-checkpoint checks an export: give --file")
+    if args.earlier_checkpoint and args.round:
+        return _refuse("--earlier-checkpoint checks a whole log: give --all (or --file)")
     keys = audit_keys(args)
     if isinstance(keys, str):
         return _refuse(keys)
     witnesses = _witness_keys(args)
     if isinstance(witnesses, str):
         return _refuse(witnesses)
-    reports = _from_file(args, keys, witnesses) if args.file else _from_store(args, keys[0])
+    reports = _from_file(args, keys, witnesses) if args.file else _from_store(args, *keys)
     if isinstance(reports, int):
         return reports
     return _show(args, reports)
@@ -77,8 +77,11 @@ def _from_file(
     return [(evidence.round_id, audit(evidence, Decoder()) + logged)]
 
 
-def _from_store(args: argparse.Namespace, key: Verifier | None) -> Reports | int:
-    """``--round`` or every round of the store judged, each with its events against the log."""
+def _from_store(
+    args: argparse.Namespace, key: Verifier | None, earlier: Checkpoint | None = None
+) -> Reports | int:
+    """``--round`` or every round of the store judged, each with its events against the log
+    (and with ``--all``, the log against an ``earlier`` checkpoint the auditor kept)."""
     from service.evidence import Decoder, StoreReader, audit
     from service.rpc.audit import result_reader
     from service.transparency.audits import StoreLogAudit
@@ -99,7 +102,7 @@ def _from_store(args: argparse.Namespace, key: Verifier | None) -> Reports | int
     in_log = StoreLogAudit(app, key)  # the events against the log (issue 12)
     try:
         if args.all:
-            return _every_round(args, reader, in_log)
+            return _every_round(args, reader, in_log, earlier)
         try:
             evidence = reader.evidence(args.round)
         except RuleError as error:
@@ -111,8 +114,14 @@ def _from_store(args: argparse.Namespace, key: Verifier | None) -> Reports | int
         app.close()
 
 
-def _every_round(args: argparse.Namespace, reader: StoreReader, in_log: StoreLogAudit) -> Reports:
-    """Every round (on ``--workers`` processes), what is outside rounds, and the log's tree."""
+def _every_round(
+    args: argparse.Namespace,
+    reader: StoreReader,
+    in_log: StoreLogAudit,
+    earlier: Checkpoint | None = None,
+) -> Reports:
+    """Every round (on ``--workers`` processes), what is outside rounds, and the log's tree
+    (against ``earlier`` too, a checkpoint the auditor kept)."""
     from domain.findings import passed
 
     reports: Reports = []
@@ -126,7 +135,9 @@ def _every_round(args: argparse.Namespace, reader: StoreReader, in_log: StoreLog
         evidences.append(found)
     reports += audit_many(evidences, args.workers)
     tree = in_log.tree()  # every event's leaf against the latest checkpoint
-    if not passed(tree):  # listed when it fails, as the streams outside rounds
+    if earlier is not None:
+        tree.append(in_log.extends(earlier))
+    if not passed(tree) or earlier is not None:  # listed when it fails, or was asked for
         reports.append(("(transparency log)", tree))
     return reports
 

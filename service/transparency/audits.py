@@ -195,6 +195,38 @@ class StoreLogAudit:
             )
         return findings
 
+    def extends(self, earlier: Checkpoint) -> Finding:
+        """Whether the store's log extends ``earlier``, a checkpoint an auditor kept (its
+        signature verified): the same log, at least as long, and the stored tree (checked
+        against the events by ``tree``) has the earlier root at the earlier size. A store
+        rewritten and its tree rebuilt since (issue 22) fails here, whatever it signed since."""
+        latest = self._reading if self._reading is not None else self._latest()
+        where = f"the earlier checkpoint ({earlier.size} events)"
+        if isinstance(latest, Finding):
+            return Finding(LOG, False, f"{where} cannot be checked: {latest.message}")
+        origin = latest.note.split("\n", 1)[0]
+        if origin != earlier.origin:
+            return Finding(LOG, False, f"{where} is of the log {earlier.origin}, not {origin}")
+        if earlier.size > latest.size:
+            return Finding(
+                LOG,
+                False,
+                f"the store's latest checkpoint ({latest.size} events) is older than {where}: "
+                "the log was cut back",
+            )
+        try:
+            root = self.reader.root_at(earlier.size)
+        except LookupError as error:
+            return Finding(LOG, False, f"the stored tree is incomplete: {error}")
+        if root != earlier.root:
+            return Finding(
+                LOG,
+                False,
+                f"the store's log at {earlier.size} events is not {where}: the log's history "
+                "was rewritten",
+            )
+        return Finding(LOG, True, f"the store's log extends {where}")
+
     def _leaf(self, index: int) -> bytes:
         return bytes(self._leaves[index * HASH_BYTES : (index + 1) * HASH_BYTES])
 

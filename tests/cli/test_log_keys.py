@@ -64,9 +64,11 @@ def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path: Path) ->
 
 def test_the_audit_log_flags_belong_to_an_export(tmp_path: Path) -> None:
     """``--log-public-key`` checks a store's checkpoints too (--round, --all); an earlier
-    checkpoint belongs to an export."""
-    done = thirteen("audit", "--data", str(tmp_path), "--all", "--earlier-checkpoint", "x")
-    assert done.returncode == 2 and "give --file" in done.stderr
+    checkpoint belongs to a whole log, an export's or a store's (issue 22), and needs the key."""
+    done = thirteen("audit", "--data", str(tmp_path), "--round", "r", "--earlier-checkpoint", "x")
+    assert done.returncode == 2 and "give --all (or --file)" in done.stderr
+    keyless = thirteen("audit", "--data", str(tmp_path), "--all", "--earlier-checkpoint", "x")
+    assert keyless.returncode == 2 and "needs --log-public-key" in keyless.stderr
     not_key = thirteen("audit", "--data", str(tmp_path), "--all", "--log-public-key", "x+y+z")
     assert not_key.returncode == 2 and "neither a public key" in not_key.stderr
     export = tmp_path / "export.json"

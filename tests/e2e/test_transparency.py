@@ -451,6 +451,20 @@ def test_a_rewritten_round_is_caught_offline_by_the_log(
         # its own tree; only a checkpoint kept from before shows the history was rewritten.
         assert keyed.status == 0, keyed.stdout
         assert any("does not extend the earlier checkpoint" in m for m in failed), failed
+    # The store itself, against the same kept checkpoint (issue 22): a rebuilt tree is not the
+    # one signed before, whatever was signed since; a kept one holds the old event's leaf.
+    stored = audit_store(
+        store,
+        tmp_path / "data",
+        "--all",
+        "--log-public-key",
+        key,
+        "--earlier-checkpoint",
+        str(kept),
+    )
+    assert stored.status == 1, stored.stdout + stored.stderr
+    expected = "history was rewritten" if tree != "kept" else "not what the log holds"
+    assert expected in stored.stdout, stored.stdout
 
 
 # Witnesses -----------------------------------------------------------------------------------
