@@ -19,7 +19,7 @@ from google.protobuf import descriptor_pool
 from grpc.aio import AbortError
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from service.rpc.behalf import forwarded_by
+from service.rpc.behalf import passed_on
 from service.rpc.guards import Context, Ended, GuardingInterceptor, Handler, guarded
 
 UNKNOWN = "unknown"
@@ -100,7 +100,7 @@ class CallMeter(GuardingInterceptor):
         counted: dict[grpc.StatusCode, Counter] = {}
 
         def ended(context: Context[Any, Any], error: BaseException | None, seconds: float) -> None:
-            if forwarded_by() is not None:  # counted where it landed, with the answer sent
+            if passed_on():  # counted by the owner that served it, once
                 return
             code = code_of(context, error)
             series = counted.get(code)

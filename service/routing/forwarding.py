@@ -26,7 +26,7 @@ from service import caller
 from service.errors import Unavailable
 from service.routing.peers import Peers
 from service.routing.rounds import RoundTables
-from service.rpc.behalf import forwarded_by, headers
+from service.rpc.behalf import forwarded_by, headers, mark_passed_on
 from service.rpc.guards import Context, GuardingInterceptor, Handler
 from service.rpc.runner import REQUEST_ID, request_id_of
 from service.rpc.status import to_status
@@ -122,6 +122,10 @@ class Router(GuardingInterceptor):
                 request, timeout=FORWARD_TIMEOUT if capped else remaining, metadata=metadata
             )
         except grpc.aio.AioRpcError as error:
+            if _has_details(error):  # the owner's servicer refused it: counted there
+                mark_passed_on()
+                trailing = _passed_on(error.trailing_metadata(), request_id)
+                await context.abort(error.code(), error.details() or "", trailing)
             if capped and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 await context.abort_with_status(
                     to_status(
@@ -144,10 +148,11 @@ class Router(GuardingInterceptor):
                         )
                     )
                 )
-            await context.abort(
-                error.code(), error.details() or "", _passed_on(error.trailing_metadata())
-            )
+            trailing = _passed_on(error.trailing_metadata(), request_id)
+            await context.abort(error.code(), error.details() or "", trailing)
             raise  # abort raises; never reached
+        mark_passed_on()
+        context.set_trailing_metadata(((REQUEST_ID, request_id),))
         log.debug("rpc_forwarded", owner=target, request_id=request_id)
         return answer
 
@@ -156,6 +161,8 @@ def _has_details(error: grpc.aio.AioRpcError) -> bool:
     return any(key == "grpc-status-details-bin" for key, _ in error.trailing_metadata() or ())
 
 
-def _passed_on(trailing: Any) -> tuple[tuple[str, Any], ...]:
-    """The owner's trailing metadata (the rich status details, the request id) as it came."""
-    return tuple((key, value) for key, value in trailing or ())
+def _passed_on(trailing: Any, request_id: str) -> tuple[tuple[str, Any], ...]:
+    """The owner's trailing metadata (the rich status details) as it came, with the request
+    id the caller can find the call by in the owner's log."""
+    kept = tuple((key, value) for key, value in trailing or () if key != REQUEST_ID)
+    return (*kept, (REQUEST_ID, request_id))

@@ -25,6 +25,7 @@ log = structlog.get_logger("thirteen.routing")
 CHECK_INTERVAL = 1.0  # seconds between two health checks of every peer
 CHECK_TIMEOUT = 1.0
 DOWN_AFTER = 2  # failed checks in a row before a peer owns nothing
+RETIRE_GRACE = 35.0  # a peer taken off the list: its calls in flight may end (FORWARD_TIMEOUT)
 MAX_PEERS = 64
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 _SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -77,6 +78,7 @@ class Peers:
         self._failures: dict[str, int] = {}
         self._live: tuple[str, ...] = ()  # replaced whole: threads read it without a lock
         self._task: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()  # channels of peers no longer listed
 
     def bind(self, me: str) -> None:
         """This replica is ``me`` (its address as the others list it); it owns every table
@@ -139,6 +141,8 @@ class Peers:
         for channel in self._channels.values():
             await channel.close()
         self._channels.clear()
+        for closing in list(self._closing):
+            closing.cancel()
         self._callers.clear()
 
     async def check(self) -> None:
@@ -152,8 +156,10 @@ class Peers:
             self._failures.pop(gone)
             channel = self._channels.pop(gone, None)
             self._callers = {key: c for key, c in self._callers.items() if key[0] != gone}
-            if channel is not None:
-                await channel.close()
+            if channel is not None:  # calls passed on through it end first (or time out)
+                closing = asyncio.create_task(channel.close(grace=RETIRE_GRACE))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
         answers = await asyncio.gather(*(self._healthy(peer) for peer in listed))
         for peer, ok in zip(listed, answers, strict=True):
             self._failures[peer] = 0 if ok else self._failures.get(peer, 0) + 1

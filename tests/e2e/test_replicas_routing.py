@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
@@ -39,6 +39,7 @@ from tests.support.stores import store_environ
 T = TypeVar("T")
 SEATS = 4
 START = 40_000
+ON_BEHALF = "x-thirteen-on-behalf-of-bin"  # written out here, not read from the code under test
 RETRY_FOR = 60.0  # seconds a client keeps retrying UNAVAILABLE: generous, not a target
 
 
@@ -261,8 +262,11 @@ def test_forged_forwarding_headers_are_refused_and_nothing_is_stored(tmp_path: P
         side = Side(replica)
         request = table_pb2.OpenTableRequest(table_id="forged")
         for metadata in (
-            (("x-thirteen-forwarded-by", "10.0.0.9:1"), ("x-thirteen-on-behalf-of", "boss")),
-            (("x-thirteen-on-behalf-of", "anonymous"),),
+            (("x-thirteen-forwarded-by", "10.0.0.9:1"), (ON_BEHALF, b"boss")),
+            (("x-thirteen-forwarded-by", "10.0.0.9:1"), (ON_BEHALF, "José".encode())),
+            (("x-thirteen-forwarded-by", "10.0.0.9:1"), (ON_BEHALF, b"\xff\xfe")),
+            (("x-thirteen-forwarded-by", "10.0.0.9:1"), (ON_BEHALF, b"thirteen:sweeper")),
+            ((ON_BEHALF, b"anonymous"),),
             (("x-thirteen-forwarded-by", "10.0.0.9:1"),),
         ):
             try:
@@ -278,7 +282,7 @@ def test_forged_forwarding_headers_are_refused_and_nothing_is_stored(tmp_path: P
             assert error.code() == grpc.StatusCode.NOT_FOUND
         honest = (
             ("x-thirteen-forwarded-by", "10.0.0.9:1"),
-            ("x-thirteen-on-behalf-of", "anonymous"),
+            (ON_BEHALF, b"anonymous"),
         )
         assert side.tables.OpenTable(request, metadata=honest).table_id == "forged"
 
@@ -303,9 +307,13 @@ def test_a_forwarded_caller_is_authorized_as_if_it_called_the_owner(tmp_path: Pa
         "replica": "replica",
     }
     issued = {n: ca.issue(n, uri=SPIFFE + n) for n in roles}
+    jose = ca.issue("jose", cn="Dealer José")
     policy = tmp_path / "policy.toml"
     policy.write_text(
-        "[identities]\n" + "".join(f'"{SPIFFE}{n}" = ["{r}"]\n' for n, r in roles.items())
+        "[identities]\n"
+        + "".join(f'"{SPIFFE}{n}" = ["{r}"]\n' for n, r in roles.items())
+        + '"Dealer José" = ["dealer"]\n',
+        encoding="utf-8",
     )
     tls = (
         *("--tls-cert", str(server.cert), "--tls-key", str(server.key)),
@@ -343,24 +351,35 @@ def test_a_forwarded_caller_is_authorized_as_if_it_called_the_owner(tmp_path: Pa
                 table_pb2.SitDownRequest(table_id=table, player_id="p1")
             )
             assert [s.player_id for s in seated.seats] == ["p1"]
+            # An identity beyond ASCII, as a certificate may hold, passes on unchanged.
+            credentials = grpc.ssl_channel_credentials(trust, *jose.pair())
+            as_jose = table_pb2_grpc.TableServiceStub(grpc.secure_channel(b.address, credentials))
+            other = next(t for t in replicas.owned_by(a, "jose"))
+            opened = as_jose.OpenTable(table_pb2.OpenTableRequest(table_id=other), timeout=30)
+            assert opened.table_id == other
             assert [line for line in a.lines if '"forwarded_by"' in line]
         finally:
             replicas.stop()
 
 
-SPIFFE_ON_BEHALF = ("x-thirteen-on-behalf-of", SPIFFE + "dealer")
+SPIFFE_ON_BEHALF = (ON_BEHALF, (SPIFFE + "dealer").encode())
 
 
 def refusal(
     stub: table_pb2_grpc.TableServiceStub,
     request: table_pb2.DealRequest,
-    metadata: tuple[tuple[str, str], ...] = (),
+    metadata: tuple[tuple[str, str | bytes], ...] = (),
 ) -> tuple[grpc.StatusCode, str]:
     try:
         stub.Deal(request, metadata=metadata, timeout=30)
     except grpc.RpcError as error:
         return error.code(), error.details() or ""
     raise AssertionError("served")
+
+
+def request_id_in(trailing: Any) -> str | None:
+    """The ``x-request-id`` a call's trailing metadata carries."""
+    return next((value for key, value in trailing or () if key == "x-request-id"), None)
 
 
 def scrape(replica: Replica) -> dict[tuple[str, str], float]:
@@ -378,10 +397,10 @@ def scrape(replica: Replica) -> dict[tuple[str, str], float]:
     return counted
 
 
-def test_a_passed_on_call_is_counted_once_where_it_landed(tmp_path: Path) -> None:
-    """Issue 21: calls for a table the other replica owns are counted by the replica they
-    landed on, with the code the owner answered (OK, or its refusal), and not again by the
-    owner, which served them."""
+def test_a_passed_on_call_is_counted_once_where_it_was_served(tmp_path: Path) -> None:
+    """Issue 21: calls for a table the other replica owns are counted by the owner, which
+    served them, with its code (OK, or its refusal), and not again by the replica they landed
+    on; the caller gets the request id to find them by in the owner's log."""
     with cluster(tmp_path) as replicas:
         flags = ("--peers-file", str(replicas.listing), "--metrics", "127.0.0.1:0")
         owner_ = Replica(replicas.environ, tmp_path / "a", *flags)
@@ -397,9 +416,21 @@ def test_a_passed_on_call_is_counted_once_where_it_landed(tmp_path: Path) -> Non
             except grpc.RpcError as error:
                 assert error.code() == grpc.StatusCode.NOT_FOUND
         landed, served = scrape(landing), scrape(owner_)
-        assert landed.get(("OpenTable", "OK")) == 1
-        assert landed.get(("SitDown", "NOT_FOUND")) == 3
-        assert not any(method in ("OpenTable", "SitDown") for method, _ in served)
+        assert served.get(("OpenTable", "OK")) == 1
+        assert served.get(("SitDown", "NOT_FOUND")) == 3
+        assert not any(method in ("OpenTable", "SitDown") for method, _ in landed)
+        other = next(replicas.owned_by(owner_, "n"))
+        opened = table_pb2.OpenTableRequest(table_id=other)
+        _, call = via.tables.OpenTable.with_call(opened, metadata=(("x-request-id", "mine-1"),))
+        assert request_id_in(call.trailing_metadata()) == "mine-1"
+        stranger = table_pb2.SitDownRequest(table_id=other, player_id="nobody")
+        try:
+            via.tables.SitDown(stranger, metadata=(("x-request-id", "mine-2"),))
+        except grpc.RpcError as error:
+            assert error.code() == grpc.StatusCode.NOT_FOUND
+            assert request_id_in(error.trailing_metadata()) == "mine-2"
+        else:
+            raise AssertionError("a stranger sat down")
 
 
 def test_a_hung_owner_loses_its_tables_until_it_answers_again(tmp_path: Path) -> None:

@@ -59,8 +59,8 @@ def test_a_peer_list_is_host_port_entries_by_comma_or_line() -> None:
 POLICY = Policy.parse('[identities]\n"r" = ["replica"]\n"d" = ["dealer"]\n"a" = ["admin"]\n')
 
 
-def forwarded(by: str, on_behalf: str) -> list[tuple[str, str]]:
-    return [(FORWARDED, by), (ON_BEHALF, on_behalf)]
+def forwarded(by: str, on_behalf: str) -> list[tuple[str, str | bytes]]:
+    return [(FORWARDED, by), (ON_BEHALF, on_behalf.encode())]
 
 
 def test_a_call_without_the_headers_is_its_transport_s() -> None:
@@ -78,10 +78,18 @@ def test_a_forwarded_call_is_marked_for_the_metrics_and_the_log() -> None:
 def test_only_a_replica_speaks_for_another_caller() -> None:
     assert caller_identity(POLICY, "r", forwarded(by="10.0.0.1:1", on_behalf="d")) == "d"
     assert caller_identity(POLICY, "r", forwarded(by="10.0.0.1:1", on_behalf="anonymous")) is None
+    assert caller_identity(POLICY, "r", forwarded(by="x:1", on_behalf="Dealer José")) == (
+        "Dealer José"
+    )  # any identity a certificate may hold passes, UTF-8 in a binary header
+    for forged in ("thirteen:sweeper", "", "x" * 513, "tab\there"):
+        with pytest.raises(PermissionDenied, match="names no identity"):
+            caller_identity(POLICY, "r", forwarded(by="x:1", on_behalf=forged))
+    with pytest.raises(PermissionDenied, match="not UTF-8"):
+        caller_identity(POLICY, "r", [(FORWARDED, "x:1"), (ON_BEHALF, b"\xff")])
     for transport in ("d", "a", None):  # a dealer, an admin, no certificate: not a replica
         with pytest.raises(PermissionDenied, match="only a replica"):
             caller_identity(POLICY, transport, forwarded(by="x:1", on_behalf="d"))
-    for half in ([(FORWARDED, "x:1")], [(ON_BEHALF, "d")]):
+    for half in ([(FORWARDED, "x:1")], [(ON_BEHALF, b"d")]):
         with pytest.raises(PermissionDenied, match="names both"):
             caller_identity(POLICY, "r", half)
 
