@@ -34,6 +34,7 @@ from service.eventstore.follower import LogFollower
 from service.eventstore.locks import FileLock, Standby
 from service.eventstore.storage import serving, starting_together, while_starting
 from service.routing.forwarding import Router
+from service.routing.identity import health_name, store_identity
 from service.routing.peers import Peers, Routing
 from service.routing.rounds import RoundTables
 from service.rpc.authorizing import Authorize
@@ -222,7 +223,10 @@ async def _assemble(
     interceptors = _interceptors(policy, metrics, router)
     server, port = create_server(servicers, interceptors, address, credentials)
     if peers is not None and routing is not None:
-        peers.bind(routing.advertise or f"{address.rsplit(':', 1)[0]}:{port}")
+        store = await loop.run_in_executor(
+            executor, while_starting, "read the store's id", functools.partial(_store_id, app)
+        )
+        peers.bind(routing.advertise or f"{address.rsplit(':', 1)[0]}:{port}", health_name(store))
     resume = await loop.run_in_executor(
         executor,
         while_starting,
@@ -238,7 +242,8 @@ async def _assemble(
         metrics.attach(
             app, views=views, projector=projector, hub=hub, transparency=transparency_log
         )
-    for name in ["", *SERVICES.values()]:  # before the projector can say otherwise
+    ours = [] if peers is None else [peers.store]  # the store's, asked by the other replicas
+    for name in ["", *SERVICES.values(), *ours]:  # before the projector can say otherwise
         await health_servicer.set(name, _SERVING)
     running = Running(
         server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
@@ -291,6 +296,12 @@ def _followers(
         sweeper.resume(resume.open_rounds)
     follower.listeners += [sweeper.on_event, hub.on_event]
     return follower, sweeper
+
+
+def _store_id(app: Thirteen) -> str:
+    """The store's id (``service.routing.identity``), made by one replica at a time."""
+    with starting_together(app.env):
+        return store_identity(app.database)
 
 
 def _prepare(

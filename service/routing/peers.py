@@ -79,11 +79,15 @@ class Peers:
         self._live: tuple[str, ...] = ()  # replaced whole: threads read it without a lock
         self._task: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()  # channels of peers no longer listed
+        self._strangers: set[str] = set()  # peers that serve another store
+        self.store = ""  # the health service this store's replicas answer (``bind``)
 
-    def bind(self, me: str) -> None:
-        """This replica is ``me`` (its address as the others list it); it owns every table
-        until the first check has found the others."""
+    def bind(self, me: str, store: str = "") -> None:
+        """This replica is ``me`` (its address as the others list it), serving the store whose
+        replicas answer the health service ``store``; it owns every table until the first check
+        has found the others."""
         self.me = me
+        self.store = store
         self._live = ()  # the first check publishes (and logs) the live set
 
     def live(self) -> tuple[str, ...]:
@@ -162,7 +166,8 @@ class Peers:
                 closing.add_done_callback(self._closing.discard)
         answers = await asyncio.gather(*(self._healthy(peer) for peer in listed))
         for peer, ok in zip(listed, answers, strict=True):
-            self._failures[peer] = 0 if ok else self._failures.get(peer, 0) + 1
+            failed = DOWN_AFTER if peer in self._strangers else self._failures.get(peer, 0) + 1
+            self._failures[peer] = 0 if ok else failed  # another store's: down at once
         self._publish()
 
     def _publish(self) -> None:
@@ -174,15 +179,26 @@ class Peers:
             self._live = live
 
     async def _healthy(self, peer: str) -> bool:
+        """Whether ``peer`` serves, and serves this replica's store (``store``: the health
+        service a replica of it answers, ``service.routing.identity``)."""
         check = self.channel(peer).unary_unary(
             HEALTH_CHECK,
             request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
             response_deserializer=health_pb2.HealthCheckResponse.FromString,
         )
+        asked = health_pb2.HealthCheckRequest(service=self.store)
         try:
-            answer = await check(health_pb2.HealthCheckRequest(), timeout=CHECK_TIMEOUT)
-        except grpc.aio.AioRpcError:
+            answer = await check(asked, timeout=CHECK_TIMEOUT)
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.NOT_FOUND and peer not in self._strangers:
+                self._strangers.add(peer)  # said once: it owns nothing while it is listed
+                log.warning(
+                    "peer_serves_another_store",
+                    peer=peer,
+                    reason="it does not answer for this store: list only replicas of one store",
+                )
             return False
+        self._strangers.discard(peer)
         return bool(answer.status == _SERVING)
 
     async def _run(self) -> None:

@@ -467,3 +467,37 @@ def test_a_hung_owner_loses_its_tables_until_it_answers_again(tmp_path: Path) ->
         rounds = [revealed, play(Side(owner_), table, 2), play(via, table, 3)]
         assert all(sum(p.coins for p in r.players) == 0 for r in rounds)
         audit(replicas.environ, tmp_path)
+
+
+def test_a_peer_of_another_store_is_never_handed_a_table(tmp_path: Path) -> None:
+    """Issue 21: a replica of another schema listed by mistake answers its health checks but
+    not for this store: it owns nothing (the warning says so once), and every table's calls are
+    stored in the store they were sent to."""
+    for each in ("one", "two"):
+        (tmp_path / each).mkdir()
+    with cluster(tmp_path / "one") as ours, store_environ("postgres", tmp_path / "two") as theirs:
+        stranger = Replica(theirs, tmp_path / "two" / "data")
+        try:
+            mine = ours.start("a")
+            ours.listing.write_text(f"{mine.address}\n{stranger.address}\n")
+            wait_until(
+                lambda: any("peer_serves_another_store" in line for line in mine.lines),
+                "the warning about the peer of another store",
+            )
+            assert mine.live() == 1
+            side = Side(mine)
+            for n in range(8):  # some would be the stranger's if it counted
+                side.tables.OpenTable(table_pb2.OpenTableRequest(table_id=f"s{n}"))
+            for n in range(8):
+                got = side.tables.GetTable(table_pb2.GetTableRequest(table_id=f"s{n}"))
+                assert got.table_id == f"s{n}"
+            try:
+                Side(stranger).tables.GetTable(table_pb2.GetTableRequest(table_id="s0"))
+            except grpc.RpcError as error:
+                assert error.code() == grpc.StatusCode.NOT_FOUND
+            else:
+                raise AssertionError("a table reached the other store")
+            warned = [line for line in mine.lines if "peer_serves_another_store" in line]
+            assert len(warned) == 1
+        finally:
+            stranger.stop()
