@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
 from domain.tlog.checkpoint import Checkpoint, key_conflict, open_checkpoint
 from domain.tlog.note import COSIGNATURE_V1, ED25519, Signer, Verifier
 from service.tools.terminal import EXIT_BAD_INPUT
@@ -22,6 +24,7 @@ from service.transparency.keys import (
     read_verifier,
 )
 from service.transparency.options import LogOptions
+from service.transparency.remembered import beside
 
 if TYPE_CHECKING:
     from service.application import Thirteen
@@ -60,7 +63,14 @@ def log_options(args: argparse.Namespace, app: Thirteen) -> LogOptions | str:
             file=sys.stderr,
             flush=True,
         )
-    return LogOptions(signer, witnesses, args.checkpoint_interval)
+    if path.resolve().is_relative_to(Path(args.data).resolve()):
+        structlog.get_logger("thirteen.transparency").warning(
+            "log_key_in_data_directory",
+            path=str(path),
+            reason="whoever can rewrite the store can also remove what the key remembers "
+            "signing (log.key.signed beside it): keep --log-key outside the data directory",
+        )
+    return LogOptions(signer, witnesses, args.checkpoint_interval, remembered=beside(path))
 
 
 def stored_key_conflict(app: Thirteen, signer: Signer) -> str | None:

@@ -48,6 +48,7 @@ from service.evidence import record_of
 from service.transparency.cosignatures import add_cosignature
 from service.transparency.health import STALL_AFTER, Health
 from service.transparency.reader import LogReader
+from service.transparency.remembered import Remembered
 from service.transparency.store import StaleTree, StoredCheckpoint, TreeState
 
 log = structlog.get_logger("thirteen.transparency")
@@ -73,8 +74,10 @@ class TransparencyLog(LogReader):
         leadership: Leadership | None = None,
         stall_after: float = STALL_AFTER,
         appends: bool = True,
+        remembered: Remembered | None = None,
     ) -> None:
         super().__init__(app)
+        self.remembered = remembered  # the last checkpoint this key signed, kept beside it
         self.signer = signer
         self.witnesses = list(witnesses)
         self.checkpoint_interval = checkpoint_interval
@@ -284,6 +287,8 @@ class TransparencyLog(LogReader):
                 checkpoint_size=last.size,
             )
             return None
+        if not self._extends_remembered(checkpoint):
+            return None
         signed = StoredCheckpoint(
             checkpoint.size, checkpoint.root, sign_checkpoint(checkpoint, self.signer)
         )
@@ -293,7 +298,29 @@ class TransparencyLog(LogReader):
             self._signed = None
             return None
         self._signed, self._signed_at = signed, now
+        if self.remembered is not None:
+            self.remembered.keep(signed.note, checkpoint)
         return signed
+
+    def _extends_remembered(self, checkpoint: Checkpoint) -> bool:
+        """Whether ``checkpoint`` extends the last one this key signed as kept beside it
+        (``service.transparency.remembered``): a store rewritten, its log's tables emptied and
+        rebuilt, would otherwise be signed afresh."""
+        kept = self.remembered.last() if self.remembered is not None else None
+        if kept is None or kept.origin != checkpoint.origin:
+            return True
+        stored = StoredCheckpoint(kept.size, kept.root, "")
+        if checkpoint.size >= kept.size and self._extends(stored, checkpoint):
+            return True
+        assert self.remembered is not None
+        self._refuse(
+            "transparency_log_rewritten",
+            f"the store's log does not extend the checkpoint of {kept.size} events this key "
+            f"signed (kept in {self.remembered.path}): the store was rewritten, or restored from "
+            "a copy older than it; its history is no longer the one signed",
+            checkpoint_size=kept.size,
+        )
+        return False
 
     def _extends(self, last: StoredCheckpoint, checkpoint: Checkpoint) -> bool:
         """Whether the tree about to be signed extends the last checkpoint, by a consistency

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 import structlog
 
@@ -12,6 +13,7 @@ from domain.tlog.note import Signer, Verifier
 from service.application import Thirteen
 from service.transparency.health import STALL_AFTER
 from service.transparency.log import CHECKPOINT_INTERVAL, TransparencyLog
+from service.transparency.remembered import Remembered
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -26,6 +28,7 @@ class LogOptions:
     enabled: bool = True  # off only for the benchmark that measures what the log costs
     stall_after: float = STALL_AFTER
     appends: bool = True  # False: a ``thirteen worker`` appends and signs; this one serves
+    remembered: Path | None = None  # where the last checkpoint the key signed is kept
 
     def build(self, app: Thirteen) -> TransparencyLog | None:
         if not self.enabled:
@@ -47,4 +50,7 @@ class LogOptions:
             checkpoint_interval=self.checkpoint_interval,
             stall_after=self.stall_after,
             appends=self.appends,
+            remembered=None
+            if self.remembered is None or self.key is None
+            else Remembered(self.remembered, key.verifier),
         )

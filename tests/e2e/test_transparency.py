@@ -634,7 +634,7 @@ def test_replicas_share_one_tree_one_signs_at_a_time_and_another_takes_over(tmp_
 LOG_SERVICE = "thirteen.v1.TransparencyService"
 
 
-def health(server: ServerThread, name: str) -> int:
+def health(server: ServerThread | ServeProcess, name: str) -> int:
     from grpc_health.v1 import health_pb2
 
     from tests.support.health import health_stub
@@ -845,3 +845,45 @@ def test_events_not_yet_in_a_checkpoint_are_a_note_not_a_failure(
         assert len(notes) == 1 and f"latest checkpoint ({first.size} events)" in notes[0], notes
     finally:
         server.stop()
+
+
+def test_a_rewritten_store_gets_no_fresh_signature(store: dict[str, str], tmp_path: Path) -> None:
+    """Issue 22, finding 6: ``thirteen serve`` keeps the last checkpoint its key signed beside
+    the key (outside the data directory here). A store whose round was rewritten (chain
+    recomputed) and whose log's tables were emptied is served again: the rebuilt tree does not
+    extend what the key signed, so nothing more is signed (one log line says why, the log's
+    health is NOT_SERVING) while play goes on; the audit holding the kept checkpoint fails."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    log_key = keys / "log.key"
+    key = load_or_create(log_key)[0].verifier.vkey
+    data = tmp_path / "data"
+    first = ServeProcess(data, "--log-key", str(log_key), *FAST_CHECKPOINTS, environ=store)
+    try:
+        seated_table(first, "t1", PLAYERS)
+        round_id = play_round(first, "t1")
+        kept = signed_head(first, key, first.stored_events())
+    finally:
+        first.stop()
+    assert (keys / "log.key.signed").exists()
+    rewrite_round(store, data, round_id)
+    drop_tree(store, data)
+    second = ServeProcess(data, "--log-key", str(log_key), *FAST_CHECKPOINTS, environ=store)
+    try:
+        play_round(second, "t1")  # play goes on
+        wait_until(
+            lambda: any("transparency_log_rewritten" in line for line in second.lines),
+            "the log to refuse to sign the rewritten history",
+        )
+        wait_until(
+            lambda: health(second, "thirteen.v1.TransparencyService") != 1,
+            "the log's health to say it signs nothing",
+            60,
+        )
+        try:
+            newest = signed_by(checkpoint(second), key)
+        except grpc.RpcError:
+            newest = None  # nothing signed at all
+        assert newest is None or (newest.size, newest.root) == (kept.size, kept.root)
+    finally:
+        second.stop()

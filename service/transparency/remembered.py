@@ -1,0 +1,88 @@
+"""The last checkpoint a log key signed, kept beside the key (``<log key>.signed``), where a
+rewrite of the store does not reach it (issue 22): before signing, the log checks that the tree
+it is about to sign extends that checkpoint as well as the store's own last one, so a store
+whose events were edited, chains recomputed and the log's tables emptied is not given a fresh
+signature of its new history. The file holds the signed note, so it is verified with the key
+when read; a file that does not verify is not trusted (and said so). Keep the log key, and so
+this file, outside the data directory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+import structlog
+
+from domain.tlog.checkpoint import Checkpoint, open_checkpoint
+from domain.tlog.note import NoteError, Verifier
+from service.small_files import read_text
+
+log = structlog.get_logger("thirteen.transparency")
+
+SUFFIX = ".signed"
+
+
+def beside(key_file: Path) -> Path:
+    """Where the last checkpoint signed by the key in ``key_file`` is kept."""
+    return key_file.with_name(key_file.name + SUFFIX)
+
+
+class Remembered:
+    """The checkpoint in ``path``, signed by ``verifier``'s key (read once, then kept)."""
+
+    def __init__(self, path: Path, verifier: Verifier) -> None:
+        self.path = path
+        self.verifier = verifier
+        self._read = False
+        self._kept: Checkpoint | None = None
+
+    def last(self) -> Checkpoint | None:
+        """The checkpoint last signed with this key, as far as this file knows."""
+        if not self._read:
+            self._read = True
+            self._kept = self._load()
+        return self._kept
+
+    def keep(self, note: str, checkpoint: Checkpoint) -> None:
+        """Remember ``checkpoint`` (signed: ``note``), unless a larger one is kept already."""
+        kept = self.last()
+        if kept is not None and kept.origin == checkpoint.origin and kept.size >= checkpoint.size:
+            return
+        try:
+            _replace(self.path, note)
+        except OSError as error:  # the log goes on; the next start checks less far back
+            log.warning("signed_checkpoint_not_kept", path=str(self.path), cause=error.strerror)
+            return
+        self._kept = checkpoint
+
+    def _load(self) -> Checkpoint | None:
+        if not self.path.exists():
+            return None
+        try:
+            text = read_text(self.path, "the kept checkpoint", OSError)
+            return open_checkpoint(text, self.verifier)
+        except (OSError, NoteError, ValueError) as error:
+            log.warning(
+                "signed_checkpoint_unreadable",
+                path=str(self.path),
+                cause=str(error),
+                reason="not trusted: the log checks the store's own checkpoints only",
+            )
+            return None
+
+
+def _replace(path: Path, text: str) -> None:
+    """``text`` in ``path`` (mode 0600): a new file, synced, renamed over."""
+    draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
+    try:
+        handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(draft, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            draft.unlink()
