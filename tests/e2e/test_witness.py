@@ -250,8 +250,10 @@ def test_the_witness_cosigns_as_rounds_are_played_and_a_restart_continues(on_sto
 
 def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(on_store: Setup) -> None:
     """Someone with write access and the log key rewrites a round (every chain link computed
-    again) and has the log rebuilt and signed from the rewritten store: every proof the log
-    gives now holds in its own tree, but not from the checkpoint the witness accepted."""
+    again), removes what the key remembers signing (``log.key.signed``: the server would sign
+    nothing more otherwise, issue 22) and has the log rebuilt and signed from the rewritten
+    store: every proof the log gives now holds in its own tree, but not from the checkpoint the
+    witness accepted."""
     from tests.e2e.test_transparency import rewrite_round
 
     setup = on_store
@@ -266,6 +268,9 @@ def test_a_rewritten_store_signed_again_makes_the_witness_refuse_and_alarm(on_st
         server.stop()
     rewrite_round(setup.environ, setup.data, round_id)
     drop_tree(setup.environ, setup.data)
+    remembered = setup.tmp / "log" / "log.key.signed"
+    assert remembered.exists()
+    remembered.unlink()
     server = setup.serve()
     try:
         play_round(server, "t1")
