@@ -21,6 +21,15 @@ class Unavailable(RuleError):
     """The service cannot answer now (shutting down, or a read model is behind)."""
 
 
+class Overloaded(RuleError):
+    """The server holds as many calls as it takes at once: retry after ``retry_after`` seconds
+    (nothing of the call was done)."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class AccessRefused(RuleError):
     """A caller refused before anything is read or stored; ``roles`` are the roles that would
     be allowed."""

@@ -37,6 +37,7 @@ from service.routing.forwarding import Router
 from service.routing.identity import health_name, store_identity
 from service.routing.peers import Peers, Routing
 from service.routing.rounds import RoundTables
+from service.rpc.admission import MAX_IN_FLIGHT, Admission
 from service.rpc.authorizing import Authorize
 from service.rpc.runner import Runner
 from service.rpc.server import KNOWN_SERVICES, SERVICES, create_server
@@ -127,6 +128,7 @@ async def start(
     background: str = HERE,
     views_stall_after: float = STALL_AFTER,
     routing: Routing | None = None,
+    max_in_flight: int = MAX_IN_FLIGHT,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
@@ -137,7 +139,8 @@ async def start(
     worker``, and ``ResultsService`` is NOT_SERVING once the views have not advanced for
     ``views_stall_after`` seconds while events wait. ``routing`` names the other replicas, to
     which the commands of the tables they own are passed (``service.routing``; default: every
-    call is served here)."""
+    call is served here). Past ``max_in_flight`` unary calls at once, a call is answered
+    RESOURCE_EXHAUSTED (``service.rpc.admission``)."""
     if background not in BACKGROUNDS:
         raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
     elsewhere = background == WORKER
@@ -157,6 +160,7 @@ async def start(
             metrics,
             views_stall_after if elsewhere else None,
             routing,
+            max_in_flight,
         )
     except BaseException:
         if lock is not None:
@@ -189,6 +193,7 @@ async def _assemble(
     metrics: Metrics | None,
     stall_after: float | None,
     routing: Routing | None,
+    max_in_flight: int,
 ) -> Running:
     """``start``'s parts; ``stall_after`` given: a worker keeps the views and the log."""
     sweep_interval, poll_interval = intervals
@@ -220,7 +225,7 @@ async def _assemble(
     peers = None if routing is None else Peers(routing.listed, routing.credentials)
     rounds = RoundTables(app)
     router = None if peers is None else Router(peers, rounds, executor)
-    interceptors = _interceptors(policy, metrics, router)
+    interceptors = _interceptors(policy, metrics, router, max_in_flight)
     server, port = create_server(servicers, interceptors, address, credentials)
     if peers is not None and routing is not None:
         store = await loop.run_in_executor(
@@ -257,12 +262,17 @@ async def _assemble(
 
 
 def _interceptors(
-    policy: Policy, metrics: Metrics | None, router: Router | None
+    policy: Policy, metrics: Metrics | None, router: Router | None, max_in_flight: int
 ) -> list[grpc.aio.ServerInterceptor]:
-    """Who may call (``policy``), requests that do not decode refused, then the call passed to
-    its table's owner (``router``, last: only a call this replica could serve is passed on), and
-    the metrics first: they count the calls the others refuse, with their codes."""
-    interceptors: list[grpc.aio.ServerInterceptor] = [Authorize(policy), RefuseUndecodable()]
+    """How many calls at once (``Admission``), who may call (``policy``), requests that do not
+    decode refused, then the call passed to its table's owner (``router``, last: only a call
+    this replica could serve is passed on), and the metrics first: they count the calls the
+    others refuse, with their codes."""
+    interceptors: list[grpc.aio.ServerInterceptor] = [
+        Admission(max_in_flight),
+        Authorize(policy),
+        RefuseUndecodable(),
+    ]
     if router is not None:
         interceptors.append(router)
     if metrics is not None:
@@ -337,9 +347,11 @@ async def serve_forever(
     metrics: Metrics | None = None,
     background: str = HERE,
     routing: Routing | None = None,
+    max_in_flight: int = MAX_IN_FLIGHT,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
-    ``transparency``, ``metrics``, ``background`` and ``routing`` as for ``start``
+    ``transparency``, ``metrics``, ``background``, ``routing`` and ``max_in_flight`` as for
+    ``start``
     (``mutual_tls`` only says, in the log, that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
@@ -351,6 +363,7 @@ async def serve_forever(
         metrics=metrics,
         background=background,
         routing=routing,
+        max_in_flight=max_in_flight,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 
 from service.bootstrap.backgrounds import BACKGROUNDS
 from service.entrypoints import replicas
-from service.entrypoints.options import Commands, add_data, add_log_level, host_port, seconds
+from service.entrypoints.options import (
+    Commands,
+    add_data,
+    add_log_level,
+    host_port,
+    seconds,
+    whole_number,
+)
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -39,6 +46,14 @@ def register(commands: Commands) -> None:
     )
     add_data(serve_parser)
     add_log_level(serve_parser)
+    serve_parser.add_argument(
+        "--max-in-flight",
+        type=whole_number(1, 100_000, "--max-in-flight"),
+        default=1_000,
+        metavar="N",
+        help="calls served at once; past it a call is answered RESOURCE_EXHAUSTED with a delay "
+        "to retry after (default 1000)",
+    )
     serve_parser.add_argument(
         "--metrics",
         type=host_port,
@@ -234,6 +249,7 @@ def _serve(
                 metrics=metrics,
                 background=args.background,
                 routing=routing,
+                max_in_flight=args.max_in_flight,
             )
         )
     except OSError as error:

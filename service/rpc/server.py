@@ -18,6 +18,7 @@ from service._generated.thirteen.v1 import (
     transparency_pb2,
     wallet_pb2,
 )
+from service.rpc.admission import MAX_IN_FLIGHT
 
 MAX_MESSAGE_BYTES = 1 << 20  # a request is a few hundred bytes; refuse anything near a MiB
 SERVICES = {
@@ -40,6 +41,9 @@ Registration = Callable[[grpc.aio.Server], None]
 """Adds one servicer to a server (``add_XServicer_to_server`` with its servicer bound)."""
 
 
+PENDING = 50 * MAX_IN_FLIGHT
+
+
 def create_server(
     servicers: Sequence[Registration],
     interceptors: Sequence[grpc.aio.ServerInterceptor],
@@ -53,6 +57,11 @@ def create_server(
         interceptors=list(interceptors),
         options=[
             ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
+            # Calls gRPC holds before the server takes them: far past the server's own bound
+            # (``service.rpc.admission``), which answers RESOURCE_EXHAUSTED with a delay, where
+            # gRPC's defaults (1,000 and 3,000) cancel them without a word.
+            ("grpc.server.max_pending_requests", PENDING),
+            ("grpc.server.max_pending_requests_hard_limit", PENDING),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", 16 * MAX_MESSAGE_BYTES),
         ],

@@ -8,8 +8,10 @@ is the last line of defence for one that does not.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 
 # googleapis-common-protos ships .pyi files but no py.typed: pyproject has mypy read them
@@ -43,6 +45,7 @@ from service.errors import (
     NotFound,
     NotTableDealer,
     NotYetLogged,
+    Overloaded,
     PermissionDenied,
     Unauthenticated,
     Unavailable,
@@ -64,6 +67,7 @@ _CODES: list[tuple[type[RuleError], grpc.StatusCode, str]] = [
     (AlreadyExists, grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS"),
     (Conflict, grpc.StatusCode.ABORTED, "CONCURRENT_UPDATE"),
     (Unavailable, grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE"),
+    (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED, "OVERLOADED"),
     (DeclarationRefused, grpc.StatusCode.FAILED_PRECONDITION, "SPECIAL_NOT_HELD"),
     (SeedKeyMissing, grpc.StatusCode.FAILED_PRECONDITION, "SEED_KEY_MISSING"),
     (PhaseError, grpc.StatusCode.FAILED_PRECONDITION, "WRONG_PHASE"),
@@ -129,6 +133,10 @@ def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.
             type=reason, subject=field, description=message
         )
         details.append(_pack(error_details_pb2.PreconditionFailure(violations=[failed])))
+    if isinstance(error, Overloaded):  # when to try again (AIP-193: RetryInfo)
+        delay = duration_pb2.Duration()
+        delay.FromTimedelta(timedelta(seconds=error.retry_after))
+        details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=details)
     return rpc_status.to_status(status)
 
