@@ -39,8 +39,9 @@ def register(commands: Commands) -> None:
         action="append",
         default=[],
         metavar="KEY",
-        help="with --file, repeatable: a witness's public key (a vkey or a file holding one): "
-        "the export's checkpoint must carry its valid cosignature",
+        help="with --file or --all, repeatable: a witness's public key (a vkey or a file holding "
+        "one): the export's checkpoint, or the store's newest cosigned one, must carry its valid "
+        "cosignature",
     )
     auditor.add_argument(
         "--witnesses-required",

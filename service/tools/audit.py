@@ -44,7 +44,10 @@ def run(args: argparse.Namespace) -> int:
     witnesses = _witness_keys(args)
     if isinstance(witnesses, str):
         return _refuse(witnesses)
-    reports = _from_file(args, keys, witnesses) if args.file else _from_store(args, *keys)
+    if args.file:
+        reports = _from_file(args, keys, witnesses)
+    else:
+        reports = _from_store(args, *keys, witnesses=witnesses)
     if isinstance(reports, int):
         return reports
     return _show(args, reports)
@@ -78,7 +81,11 @@ def _from_file(
 
 
 def _from_store(
-    args: argparse.Namespace, key: Verifier | None, earlier: Checkpoint | None = None
+    args: argparse.Namespace,
+    key: Verifier | None,
+    earlier: Checkpoint | None = None,
+    *,
+    witnesses: tuple[list[Verifier], int] = ([], 0),
 ) -> Reports | int:
     """``--round`` or every round of the store judged, each with its events against the log
     (and with ``--all``, the log against an ``earlier`` checkpoint the auditor kept)."""
@@ -102,7 +109,7 @@ def _from_store(
     in_log = StoreLogAudit(app, key)  # the events against the log (issue 12)
     try:
         if args.all:
-            return _every_round(args, reader, in_log, earlier)
+            return _every_round(args, reader, in_log, earlier, witnesses)
         try:
             evidence = reader.evidence(args.round)
         except RuleError as error:
@@ -119,6 +126,7 @@ def _every_round(
     reader: StoreReader,
     in_log: StoreLogAudit,
     earlier: Checkpoint | None = None,
+    witnesses: tuple[list[Verifier], int] = ([], 0),
 ) -> Reports:
     """Every round (on ``--workers`` processes), what is outside rounds, and the log's tree
     (against ``earlier`` too, a checkpoint the auditor kept)."""
@@ -137,7 +145,10 @@ def _every_round(
     tree = in_log.tree()  # every event's leaf against the latest checkpoint
     if earlier is not None:
         tree.append(in_log.extends(earlier))
-    if not passed(tree) or earlier is not None:  # listed when it fails, or was asked for
+    if witnesses[0]:
+        tree += in_log.witnessed(*witnesses)
+    asked = earlier is not None or bool(witnesses[0])
+    if not passed(tree) or asked:  # listed when it fails, or was asked for
         reports.append(("(transparency log)", tree))
     return reports
 
@@ -178,14 +189,15 @@ def _show(args: argparse.Namespace, reports: Reports) -> int:
 
 
 def _witness_keys(args: argparse.Namespace) -> tuple[list[Verifier], int] | str:
-    """``audit --file``'s witness keys (``--witness-key``, each a vkey or a file) and how many
-    must have cosigned (``--witnesses-required``, default all), or why they cannot be used."""
+    """The witness keys of ``audit --file`` or ``--all`` (``--witness-key``, each a vkey or a
+    file) and how many must have cosigned (``--witnesses-required``, default all), or why they
+    cannot be used."""
     from domain.tlog.note import COSIGNATURE_V1
     from service.transparency.keys import KeyFileError, read_verifier
 
     given = args.witness_key or []
-    if (given or args.witnesses_required is not None) and not args.file:
-        return "--witness-key and --witnesses-required check an export: give --file"
+    if (given or args.witnesses_required is not None) and args.round:
+        return "--witness-key and --witnesses-required check a whole log: give --all (or --file)"
     if args.witnesses_required is not None and not given:
         return "--witnesses-required needs --witness-key (the witnesses' public keys)"
     witnesses: list[Verifier] = []

@@ -20,12 +20,19 @@ key was renamed, or by a replica given another key, it is not this key's to veri
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from uuid import UUID
 
 from domain.findings import Finding
 from domain.tlog.chain import StoredRecord
 from domain.tlog.checkpoint import Checkpoint, open_checkpoint
-from domain.tlog.evidence import LOG, check_inclusion, leaf_data
+from domain.tlog.evidence import (
+    LOG,
+    LogEvidence,
+    check_cosignatures,
+    check_inclusion,
+    leaf_data,
+)
 from domain.tlog.merkle import HASH_BYTES, Frontier, leaf_hash
 from domain.tlog.note import NoteError, Verifier
 from service.application import Thirteen
@@ -226,6 +233,31 @@ class StoreLogAudit:
                 "was rewritten",
             )
         return Finding(LOG, True, f"the store's log extends {where}")
+
+    def witnessed(self, witnesses: Sequence[Verifier], required: int) -> list[Finding]:
+        """Whether the newest checkpoint the witnesses cosigned carries the cosignatures of at
+        least ``required`` of ``witnesses`` (``domain.tlog.evidence.check_cosignatures``), and
+        the stored tree (checked against the events by ``tree``) still has its root."""
+        cosigned = self.reader.covering_position(1)  # the newest cosigned, of any size
+        if cosigned is None:
+            return [Finding(LOG, False, "the store's log has signed no checkpoint to cosign")]
+        findings = check_cosignatures(
+            LogEvidence(self.reader.text(cosigned), ()), witnesses, required
+        )
+        try:
+            root = self.reader.root_at(cosigned.size)
+        except LookupError as error:
+            return [*findings, Finding(LOG, False, f"the stored tree is incomplete: {error}")]
+        if root != cosigned.root:
+            findings.append(
+                Finding(
+                    LOG,
+                    False,
+                    f"the stored tree at {cosigned.size} events is not the one the witnesses "
+                    "cosigned: the log's history was rewritten",
+                )
+            )
+        return findings
 
     def _leaf(self, index: int) -> bytes:
         return bytes(self._leaves[index * HASH_BYTES : (index + 1) * HASH_BYTES])

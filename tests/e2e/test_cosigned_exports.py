@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,17 @@ def audit_file(
         capture_output=True,
         text=True,
         timeout=60,
+    )
+
+
+def audit_store(environ: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
+    """``thirteen audit`` of the store ``environ`` selects, run to its end."""
+    return subprocess.run(
+        [str(SCRIPT), "audit", *flags],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **environ},
     )
 
 
@@ -101,6 +113,20 @@ def test_an_export_carries_the_cosigned_checkpoint_and_the_audit_checks_the_witn
         assert "cosigned by 1 of the 1 witnesses given (1 required): witness.test/w1" in (
             passed.stdout
         )
+        # The store itself (issue 22): its newest cosigned checkpoint, by the witness given.
+        store_flags = (
+            "--all",
+            "--json",
+            "--data",
+            str(setup.data),
+            "--log-public-key",
+            setup.log_pub,
+        )
+        stored = audit_store(setup.environ, *store_flags, "--witness-key", witness_file)
+        assert stored.returncode == 0, stored.stdout + stored.stderr
+        assert "cosigned by 1 of the 1 witnesses given" in stored.stdout
+        stranger = audit_store(setup.environ, *store_flags, "--witness-key", other_pub)
+        assert stranger.returncode == 1 and "not by witness.test/w2" in stranger.stdout
 
         unchecked = audit_file(document, setup.tmp, "--log-public-key", setup.log_pub)
         assert unchecked.returncode == 0, unchecked.stdout
@@ -169,7 +195,7 @@ def test_the_witness_flags_are_one_line_and_exit_status_2_when_unusable(tmp_path
         return subprocess.run([str(SCRIPT), "audit", *flags], capture_output=True, text=True)
 
     cases = {
-        ("--data", str(tmp_path), "--all", "--witness-key", witness_pub): "give --file",
+        ("--data", str(tmp_path), "--round", "r", "--witness-key", witness_pub): "give --all",
         ("--file", str(export_file), "--witness-key", "not-a-key"): "--witness-key: ",
         ("--file", str(export_file), "--witness-key", log_pub): "is not a witness key",
         ("--file", str(export_file), "--witnesses-required", "1"): "needs --witness-key",
