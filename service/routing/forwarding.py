@@ -152,7 +152,7 @@ class Router(GuardingInterceptor):
             await context.abort(error.code(), error.details() or "", trailing)
             raise  # abort raises; never reached
         mark_passed_on()
-        context.set_trailing_metadata(((REQUEST_ID, request_id),))
+        context.set_trailing_metadata(((REQUEST_ID, request_id), (OWNER, target)))
         log.debug("rpc_forwarded", owner=target, request_id=request_id)
         return answer
 
@@ -166,3 +166,8 @@ def _passed_on(trailing: Any, request_id: str) -> tuple[tuple[str, Any], ...]:
     id the caller can find the call by in the owner's log."""
     kept = tuple((key, value) for key, value in trailing or () if key != REQUEST_ID)
     return (*kept, (REQUEST_ID, request_id))
+
+
+OWNER = "x-thirteen-owner"
+"""Trailing metadata of an answer passed on: the owner's address, for a client that would
+rather call it directly next time (it saves the hop; any replica stays right)."""

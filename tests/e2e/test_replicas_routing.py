@@ -423,6 +423,8 @@ def test_a_passed_on_call_is_counted_once_where_it_was_served(tmp_path: Path) ->
         opened = table_pb2.OpenTableRequest(table_id=other)
         _, call = via.tables.OpenTable.with_call(opened, metadata=(("x-request-id", "mine-1"),))
         assert request_id_in(call.trailing_metadata()) == "mine-1"
+        owners = [v for k, v in call.trailing_metadata() or () if k == "x-thirteen-owner"]
+        assert owners == [owner_.address]  # a hint for a client that would call it directly
         stranger = table_pb2.SitDownRequest(table_id=other, player_id="nobody")
         try:
             via.tables.SitDown(stranger, metadata=(("x-request-id", "mine-2"),))
