@@ -48,8 +48,8 @@ run: setup
 	@echo "      --data '{\"player_id\": \"alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/GetBalance"
 	$(BIN)/thirteen serve --address $(ADDRESS) --data $(DATA)
 
-# ONLY="service watch" runs only the named sections (engine service projections audit restart
-# watch transparency metrics); empty, every one.
+# ONLY="service watch" runs only the named sections (engine encoding service heavy projections
+# audit restart watch transparency metrics worker); empty, every one.
 ONLY ?=
 bench: setup
 	$(BIN)/python -m tests.bench $(ONLY)
