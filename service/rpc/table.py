@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import structlog
@@ -29,6 +30,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self.app = app
         self.run = run
         self.hub = hub
+        self.heavy = asyncio.Semaphore(1)  # ListRounds' pages, one at a time
 
     @rpc
     async def OpenTable(
@@ -81,12 +83,19 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         offset, size = paging.page(
             scope, request.page_size, request.page_token, paging.MAX_ROUNDS_PAGE_SIZE
         )
-        rounds, total = await self.run(self.app.rounds_of, request.table_id, offset, size)
-        following = offset + len(rounds)
-        return pb.ListRoundsResponse(
-            rounds=[pb.Round(**mapping.round_fields(r, visibility.OBSERVER)) for r in rounds],
-            next_page_token=(paging.token(scope, following) if following < total else ""),
-        )
+
+        def listed() -> pb.ListRoundsResponse:
+            """On a worker thread, the page read and mapped (a page of 100 rounds with their
+            hands is tens of milliseconds of work the event loop must not wait through)."""
+            rounds, total = self.app.rounds_of(request.table_id, offset, size)
+            following = offset + len(rounds)
+            return pb.ListRoundsResponse(
+                rounds=[pb.Round(**mapping.round_fields(r, visibility.OBSERVER)) for r in rounds],
+                next_page_token=(paging.token(scope, following) if following < total else ""),
+            )
+
+        async with self.heavy:  # one page at a time: a few callers cannot take every turn
+            return await self.run(listed)
 
     @rpc
     async def Deal(self, request: pb.DealRequest, context: Context) -> pb.DealResponse:
