@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from domain.errors import PhaseError, RuleError
 from projections.store import FinishedRound, LedgerEntry, PlayerRound, PlayerStats, ViewStore
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
@@ -12,6 +15,9 @@ from service.rpc.rounds import known_round
 from service.rpc.runner import Context, Runner, rpc
 from service.rpc.views import Views
 
+R = TypeVar("R")  # a row of a view
+M = TypeVar("M")  # its message
+
 
 def _player(store: ViewStore, player_id: str) -> int:
     """The player's balance in the views; NOT_FOUND for a player without a wallet. Every wallet
@@ -21,6 +27,30 @@ def _player(store: ViewStore, player_id: str) -> int:
     if balance is None:
         raise no_wallet(player_id)
     return balance
+
+
+def mapped(
+    read: Callable[[str, int, int], Sequence[R]], to_message: Callable[[R], M]
+) -> Callable[[str, int, int], list[tuple[R, M]]]:
+    """``read``, each row paired with its message: run together on a worker thread, so that a
+    page of a hundred rounds is not mapped on the event loop, which every call waits for."""
+
+    def both(key: str, start: int, limit: int) -> list[tuple[R, M]]:
+        return [(row, to_message(row)) for row in read(key, start, limit)]
+
+    return both
+
+
+def _ledger_entry(e: LedgerEntry) -> results_pb2.LedgerEntry:
+    return results_pb2.LedgerEntry(
+        entry_id=e.txn_id,
+        amount=e.amount,
+        kind=e.kind,
+        round_id=e.round_id,
+        transfer_id=e.transfer_id,
+        balance_after=e.balance_after,
+        occurred_at=mapping.timestamp(e.at),
+    )
 
 
 class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
@@ -111,15 +141,16 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         self, request: results_pb2.ListRoundResultsRequest, context: Context
     ) -> results_pb2.ListRoundResultsResponse:
         # Not ListRounds' scope ("t:"): its tokens count rounds, these hold a round's number.
+        read = mapped(self._table_history, self._table_round)
         rounds, following = await paging.listed(
             f"results:{request.table_id}",
             request,
-            lambda after, limit: self.run(self._table_history, request.table_id, after, limit),
-            lambda r: r.number,
+            lambda after, limit: self.run(read, request.table_id, after, limit),
+            lambda pair: pair[0].number,
             paging.MAX_ROUNDS_PAGE_SIZE,
         )
         return results_pb2.ListRoundResultsResponse(
-            rounds=[self._table_round(r) for r in rounds], next_page_token=following
+            rounds=[message for _, message in rounds], next_page_token=following
         )
 
     @staticmethod
@@ -141,41 +172,31 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def ListLedgerEntries(
         self, request: results_pb2.ListLedgerEntriesRequest, context: Context
     ) -> results_pb2.ListLedgerEntriesResponse:
+        read = mapped(self._ledger, _ledger_entry)
         entries, following = await paging.listed(
             f"p:{request.player_id}",
             request,
-            lambda after, limit: self.run(self._ledger, request.player_id, after, limit),
-            lambda e: e.txn_id,
+            lambda after, limit: self.run(read, request.player_id, after, limit),
+            lambda pair: pair[0].txn_id,
         )
         return results_pb2.ListLedgerEntriesResponse(
-            entries=[
-                results_pb2.LedgerEntry(
-                    entry_id=e.txn_id,
-                    amount=e.amount,
-                    kind=e.kind,
-                    round_id=e.round_id,
-                    transfer_id=e.transfer_id,
-                    balance_after=e.balance_after,
-                    occurred_at=mapping.timestamp(e.at),
-                )
-                for e in entries
-            ],
-            next_page_token=following,
+            entries=[message for _, message in entries], next_page_token=following
         )
 
     @rpc
     async def ListPlayerRounds(
         self, request: results_pb2.ListPlayerRoundsRequest, context: Context
     ) -> results_pb2.ListPlayerRoundsResponse:
+        read = mapped(self._recall, self._player_round)
         rounds, following = await paging.listed(
             f"recall:{request.player_id}",
             request,
-            lambda before, limit: self.run(self._recall, request.player_id, before, limit),
-            lambda r: r.position,
+            lambda before, limit: self.run(read, request.player_id, before, limit),
+            lambda pair: pair[0].position,
             paging.MAX_ROUNDS_PAGE_SIZE,
         )
         return results_pb2.ListPlayerRoundsResponse(
-            rounds=[self._player_round(r) for r in rounds], next_page_token=following
+            rounds=[message for _, message in rounds], next_page_token=following
         )
 
     @staticmethod
