@@ -307,6 +307,8 @@ class TransparencyLog(LogReader):
         (``service.transparency.remembered``): a store rewritten, its log's tables emptied and
         rebuilt, would otherwise be signed afresh."""
         kept = self.remembered.last() if self.remembered is not None else None
+        if kept is None and self.remembered is not None and self._signed is not None:
+            self.remembered.missing(self._signed.size)  # said once: the check is gone
         if kept is None or kept.origin != checkpoint.origin:
             return True
         stored = StoredCheckpoint(kept.size, kept.root, "")

@@ -37,6 +37,7 @@ class Remembered:
         self.verifier = verifier
         self._read = False
         self._kept: Checkpoint | None = None
+        self._warned = False
 
     def last(self) -> Checkpoint | None:
         """The checkpoint last signed with this key, as far as this file knows."""
@@ -44,6 +45,22 @@ class Remembered:
             self._read = True
             self._kept = self._load()
         return self._kept
+
+    def missing(self, stored_size: int) -> None:
+        """Say once that the store holds checkpoints but nothing beside the key remembers them
+        (the file was removed, or never written: a first start with this file's place): the
+        log then trusts the store's own checkpoints only, until it signs again."""
+        if self._warned:
+            return
+        self._warned = True
+        log.warning(
+            "signed_checkpoint_missing",
+            path=str(self.path),
+            stored_checkpoint_size=stored_size,
+            reason="the store holds checkpoints but nothing beside the log key remembers what it "
+            "signed: a rewritten store would not be noticed here (keep the key's directory "
+            "where the store's writers cannot reach)",
+        )
 
     def keep(self, note: str, checkpoint: Checkpoint) -> None:
         """Remember ``checkpoint`` (signed: ``note``), unless a larger one is kept already."""

@@ -887,3 +887,33 @@ def test_a_rewritten_store_gets_no_fresh_signature(store: dict[str, str], tmp_pa
         assert newest is None or (newest.size, newest.root) == (kept.size, kept.root)
     finally:
         second.stop()
+
+
+def test_a_removed_record_of_what_the_key_signed_is_said_once(
+    store: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 22: with ``log.key.signed`` removed while the store keeps its checkpoints, the
+    server cannot check the store against what its key signed: it says so once
+    (``signed_checkpoint_missing``) and writes the record again when it next signs."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    log_key = keys / "log.key"
+    key = load_or_create(log_key)[0].verifier.vkey
+    data = tmp_path / "data"
+    flags = ("--log-key", str(log_key), *FAST_CHECKPOINTS)
+    first = ServeProcess(data, *flags, environ=store)
+    try:
+        seated_table(first, "t1", PLAYERS)
+        play_round(first, "t1")
+        kept = signed_head(first, key, first.stored_events())
+    finally:
+        first.stop()
+    (keys / "log.key.signed").unlink()
+    second = ServeProcess(data, *flags, environ=store)
+    try:
+        play_round(second, "t1")
+        signed_head(second, key, kept.size + 1)
+        wait_until(lambda: (keys / "log.key.signed").exists(), "the record written again")
+        assert sum("signed_checkpoint_missing" in line for line in second.lines) == 1
+    finally:
+        second.stop()
