@@ -93,7 +93,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     except Exception as error:  # the database is unreachable or unusable
         raise _Refused(f"cannot open the event store: {error}", 1) from None
     try:
-        transparency = log_options(args, app)
+        transparency = log_options(args, app, "worker")
         if isinstance(transparency, str):
             raise _Refused(transparency)
     except BaseException:

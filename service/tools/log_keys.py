@@ -34,11 +34,14 @@ BENCH_SWITCH = "THIRTEEN_TRANSPARENCY"
 that measures what the log costs per command (``tests/bench/transparency.py``)."""
 
 
-def log_options(args: argparse.Namespace, app: Thirteen) -> LogOptions | str:
+def log_options(
+    args: argparse.Namespace, app: Thirteen, command: str = "serve"
+) -> LogOptions | str:
     """``serve``'s transparency log from its flags (``--checkpoint-interval`` checked by the
     parser), or why they cannot be used: a key file that cannot be read, or a log key that did
     not sign the store's last checkpoint of its name (``stored_key_conflict``). A missing log
-    key file is created, and said so on stderr."""
+    key file is created, and said so on stderr (by ``thirteen COMMAND``: ``serve`` or
+    ``worker``)."""
     if os.environ.get(BENCH_SWITCH) == "off":
         return LogOptions(enabled=False)
     path = args.log_key or Path(args.data) / LOG_KEY_FILE
@@ -57,7 +60,7 @@ def log_options(args: argparse.Namespace, app: Thirteen) -> LogOptions | str:
         )
     if created:
         print(
-            f"thirteen serve: created the log key file {path}; its public key, for audits and "
+            f"thirteen {command}: created the log key file {path}; its public key, for audits and "
             f"witnesses: {signer.verifier.vkey} (keep the file secret, back it up, and give "
             "every replica the same file)",
             file=sys.stderr,
