@@ -76,15 +76,27 @@ def create_private(path: Path, text: str) -> None:
     created). It appears whole: written beside it, synced, then linked in, so a process starting
     at the same moment never reads it half written. ``FileExistsError`` when there is one
     already (another process was first); other ``OSError`` as creating raises them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _put_whole(path, text, os.link)
+
+
+def replace_private(path: Path, text: str) -> None:
+    """``text`` in ``path``, readable by its owner only, in place of what it held: written
+    beside it, synced, then renamed over, so a reader sees the old file or the new one whole."""
+    _put_whole(path, text, os.replace)
+
+
+def _put_whole(path: Path, text: str, put: Callable[[Path, Path], None]) -> None:
+    """``text`` written to a draft beside ``path`` (mode 0600) and synced, then ``put`` in place
+    (``os.link``: only if there is none; ``os.replace``: over it); the draft never stays."""
     draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        os.link(draft, path)
+        put(draft, path)
     finally:
         with contextlib.suppress(OSError):
             draft.unlink()

@@ -19,6 +19,7 @@ from service.entrypoints.options import (
     seconds,
     whole_number,
 )
+from service.entrypoints.starting import Refused, listening_metrics, say_metrics
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -191,31 +192,6 @@ def _cannot_listen(address: str) -> str | None:
     return None
 
 
-def listening_metrics(args: argparse.Namespace) -> Metrics | int | None:
-    """The metrics, listening on ``--metrics`` (None without it); or, after one line saying
-    why they cannot, the exit status: 2 for an address that is not HOST:PORT, 1 for one that is
-    taken or not this machine's (as for the gRPC port, and ``thirteen console``)."""
-    if args.metrics is None:
-        return None
-    from service.metrics import EndpointError, Metrics
-
-    metrics = Metrics()
-    try:
-        metrics.listen(args.metrics)
-    except EndpointError as error:
-        print(f"thirteen {args.command}: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT if error.malformed else 1
-    return metrics
-
-
-class _Refused(Exception):
-    """``serve`` cannot go on: the message is its one line, ``status`` its exit status."""
-
-    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def _serve(
     args: argparse.Namespace,
     tls: ServerTls | None,
@@ -232,7 +208,7 @@ def _serve(
     found = open_to_others(Path(args.data))  # as found: what this process creates is owner-only
     try:
         app, transparency = _opened(args)
-    except _Refused as refused:
+    except Refused as refused:
         print(f"thirteen serve: {refused}", file=sys.stderr)
         return refused.status
     _warn_if_open(Path(args.data), found)  # once it will serve: a refusal stays one line
@@ -260,7 +236,7 @@ def _serve(
 
 def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     """The application on the store with its seed keys read (or, on a first start of the
-    embedded default, created) and its transparency log's key checked; or ``_Refused``."""
+    embedded default, created) and its transparency log's key checked; or ``Refused``."""
     from service.eventstore.storage import StoreConfigError
     from service.opening import open_app
     from service.seed_keys import SEED_KEY_FILE, SeedKeyError
@@ -271,21 +247,21 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     if creating and (args.seed_key is not None or os.environ.get("THIRTEEN_STORE") == "postgres"):
         # Only the embedded default makes its own key: a mistyped path, a missing mount or a
         # replica's own new key would commit tables the other replicas cannot deal.
-        raise _Refused(
+        raise Refused(
             f"seed key file {seed_key} does not exist: create it once with "
             f"`thirteen seed-key init {seed_key}` and give every server of the store that file"
         )
     try:
         app = open_app(Path(args.data), seed_key=seed_key)
     except StoreConfigError as error:
-        raise _Refused(str(error)) from None
+        raise Refused(str(error)) from None
     except Exception as error:  # the database is unreachable or unusable
-        raise _Refused(f"cannot open the event store: {error}", 1) from None
+        raise Refused(f"cannot open the event store: {error}", 1) from None
     try:
         if creating and app.max_position() > 0:
             # Not a first start: the store's tables committed under a key that is gone, and a
             # new one could deal none of them.
-            raise _Refused(
+            raise Refused(
                 f"seed key file {seed_key} does not exist, but the store already holds events: "
                 "restore the key file its tables committed under (a new key could deal none of "
                 "them)"
@@ -293,7 +269,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
         try:
             seed_keys = app.seed_keys  # read (or create) the key file now, not at the first deal
         except SeedKeyError as error:
-            raise _Refused(str(error)) from None
+            raise Refused(str(error)) from None
         if creating:
             print(
                 f"thirteen serve: created the seed key file {seed_key} (key id "
@@ -304,7 +280,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
             )
         transparency = log_options(args, app)  # the log key, read (or created) and checked now
         if isinstance(transparency, str):
-            raise _Refused(transparency)
+            raise Refused(transparency)
     except BaseException:
         app.close()
         raise
@@ -356,12 +332,7 @@ def _banner(
         file=sys.stderr,
         flush=True,
     )
-    if metrics is not None:
-        print(
-            f"thirteen: serving metrics on http://{metrics.address}/metrics",
-            file=sys.stderr,
-            flush=True,
-        )
+    say_metrics(metrics)
 
 
 def _transport_security(args: argparse.Namespace) -> tuple[ServerTls | None, Policy | None] | str:

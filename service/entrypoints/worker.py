@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port
-from service.entrypoints.serve import listening_metrics, register_transparency
-from service.tools.terminal import EXIT_BAD_INPUT
+from service.entrypoints.serve import register_transparency
+from service.entrypoints.starting import Refused, listening_metrics, say_metrics
 
 if TYPE_CHECKING:
     from service.application import Thirteen
@@ -54,20 +54,12 @@ def work(args: argparse.Namespace) -> int:
             metrics.close()
 
 
-class _Refused(Exception):
-    """The worker cannot start: the message is its one line, ``status`` its exit status."""
-
-    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def _work(args: argparse.Namespace, metrics: Metrics | None) -> int:
     from service.bootstrap.working import work_forever
 
     try:
         app, transparency = _opened(args)
-    except _Refused as refused:
+    except Refused as refused:
         print(f"thirteen worker: {refused}", file=sys.stderr)
         return refused.status
     work_forever(
@@ -81,7 +73,7 @@ def _work(args: argparse.Namespace, metrics: Metrics | None) -> int:
 
 def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     """The application on the store and the log's key, read (or created) and checked; or
-    ``_Refused``. A worker deals nothing: it needs no seed key."""
+    ``Refused``. A worker deals nothing: it needs no seed key."""
     from service.eventstore.storage import StoreConfigError
     from service.opening import open_app
     from service.tools.log_keys import log_options
@@ -89,13 +81,13 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     try:
         app = open_app(Path(args.data))
     except StoreConfigError as error:
-        raise _Refused(str(error)) from None
+        raise Refused(str(error)) from None
     except Exception as error:  # the database is unreachable or unusable
-        raise _Refused(f"cannot open the event store: {error}", 1) from None
+        raise Refused(f"cannot open the event store: {error}", 1) from None
     try:
         transparency = log_options(args, app, "worker")
         if isinstance(transparency, str):
-            raise _Refused(transparency)
+            raise Refused(transparency)
     except BaseException:
         app.close()
         raise
@@ -109,9 +101,4 @@ def _banner(app: Thirteen, metrics: Metrics | None) -> None:
         file=sys.stderr,
         flush=True,
     )
-    if metrics is not None:
-        print(
-            f"thirteen: serving metrics on http://{metrics.address}/metrics",
-            file=sys.stderr,
-            flush=True,
-        )
+    say_metrics(metrics)

@@ -179,10 +179,9 @@ class StoreLogAudit:
         findings = [self.signature(latest)]
         if self._taken:
             findings += self._recomputed(latest)
-        try:
-            root = self.reader.root_at(latest.size)
-        except LookupError as error:
-            return [*findings, Finding(LOG, False, f"the stored tree is incomplete: {error}")]
+        root = self._stored_root(latest.size)
+        if isinstance(root, Finding):
+            return [*findings, root]
         if root != latest.root:
             findings.append(
                 Finding(
@@ -221,10 +220,9 @@ class StoreLogAudit:
                 f"the store's latest checkpoint ({latest.size} events) is older than {where}: "
                 "the log was cut back",
             )
-        try:
-            root = self.reader.root_at(earlier.size)
-        except LookupError as error:
-            return Finding(LOG, False, f"the stored tree is incomplete: {error}")
+        root = self._stored_root(earlier.size)
+        if isinstance(root, Finding):
+            return root
         if root != earlier.root:
             return Finding(
                 LOG,
@@ -244,10 +242,9 @@ class StoreLogAudit:
         findings = check_cosignatures(
             LogEvidence(self.reader.text(cosigned), ()), witnesses, required
         )
-        try:
-            root = self.reader.root_at(cosigned.size)
-        except LookupError as error:
-            return [*findings, Finding(LOG, False, f"the stored tree is incomplete: {error}")]
+        root = self._stored_root(cosigned.size)
+        if isinstance(root, Finding):
+            return [*findings, root]
         if root != cosigned.root:
             findings.append(
                 Finding(
@@ -258,6 +255,13 @@ class StoreLogAudit:
                 )
             )
         return findings
+
+    def _stored_root(self, size: int) -> bytes | Finding:
+        """The stored tree's root at ``size``, or the finding that the tree is incomplete."""
+        try:
+            return self.reader.root_at(size)
+        except LookupError as error:
+            return Finding(LOG, False, f"the stored tree is incomplete: {error}")
 
     def _leaf(self, index: int) -> bytes:
         return bytes(self._leaves[index * HASH_BYTES : (index + 1) * HASH_BYTES])

@@ -8,16 +8,13 @@ this file, outside the data directory."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
 from pathlib import Path
 
 import structlog
 
 from domain.tlog.checkpoint import Checkpoint, open_checkpoint
 from domain.tlog.note import NoteError, Verifier
-from service.small_files import read_text
+from service.small_files import read_text, replace_private
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -68,7 +65,7 @@ class Remembered:
         if kept is not None and kept.origin == checkpoint.origin and kept.size >= checkpoint.size:
             return
         try:
-            _replace(self.path, note)
+            replace_private(self.path, note)
         except OSError as error:  # the log goes on; the next start checks less far back
             log.warning("signed_checkpoint_not_kept", path=str(self.path), cause=error.strerror)
             return
@@ -88,18 +85,3 @@ class Remembered:
                 reason="not trusted: the log checks the store's own checkpoints only",
             )
             return None
-
-
-def _replace(path: Path, text: str) -> None:
-    """``text`` in ``path`` (mode 0600): a new file, synced, renamed over."""
-    draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
-    try:
-        handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(draft, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            draft.unlink()

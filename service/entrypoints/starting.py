@@ -1,0 +1,49 @@
+"""What the commands that run a process of the store share while they start (``serve`` and
+``worker``): the one-line refusal that stops them, the metrics endpoint they open before the
+store, and the line that tells a person where the metrics are."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from service.tools.terminal import EXIT_BAD_INPUT
+
+if TYPE_CHECKING:
+    from service.metrics import Metrics
+
+
+class Refused(Exception):
+    """The process cannot start: the message is its one line, ``status`` its exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def listening_metrics(args: argparse.Namespace) -> Metrics | int | None:
+    """The metrics, listening on ``--metrics`` (None without it); or, after one line saying
+    why they cannot, the exit status: 2 for an address that is not HOST:PORT, 1 for one that is
+    taken or not this machine's (as for the gRPC port, and ``thirteen console``)."""
+    if args.metrics is None:
+        return None
+    from service.metrics import EndpointError, Metrics
+
+    metrics = Metrics()
+    try:
+        metrics.listen(args.metrics)
+    except EndpointError as error:
+        print(f"thirteen {args.command}: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT if error.malformed else 1
+    return metrics
+
+
+def say_metrics(metrics: Metrics | None) -> None:
+    """Where the metrics are served, on stderr (nothing without them)."""
+    if metrics is not None:
+        print(
+            f"thirteen: serving metrics on http://{metrics.address}/metrics",
+            file=sys.stderr,
+            flush=True,
+        )
