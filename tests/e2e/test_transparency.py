@@ -693,7 +693,7 @@ def test_a_tree_changed_under_its_checkpoint_turns_the_log_not_serving_and_play_
     key = vkey(first)
     seated_table(first, "t1", PLAYERS)
     play_round(first, "t1")
-    before = signed_head(first, key)
+    before = signed_head(first, key, first.app.max_position())  # all it signs before stopping
     first.stop()
     tamper_node(store, tmp_path / "data")
     second = start_server()
@@ -739,7 +739,7 @@ def test_a_log_key_swapped_under_the_same_name_signs_nothing_over_the_old_checkp
     old = first.log_key
     seated_table(first, "t1", PLAYERS)
     play_round(first, "t1")
-    before = signed_head(first, old.verifier.vkey)
+    before = signed_head(first, old.verifier.vkey, first.app.max_position())
     first.stop()
     path = tmp_path / "data" / "log.key"
     path.unlink()
