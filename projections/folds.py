@@ -19,6 +19,7 @@ from eventsourcing.utils import get_topic
 from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.wallet import Wallet
+from projections.listing import ListedRound, listed
 
 EXTERNAL = ""
 """The ledger account on the other side of credits and debits: the empty name, which no
@@ -121,7 +122,7 @@ class OpenRound:
     deadline: datetime
 
 
-Record = Journal | RoundRecord | OpenRound | RecallLine
+Record = Journal | RoundRecord | OpenRound | RecallLine | ListedRound
 RoundLoader = Callable[[UUID, int], Round]
 
 
@@ -143,7 +144,8 @@ class ViewFold:
         if isinstance(event, Wallet.Credited | Wallet.Debited):
             return [self._transfer(event)]
         if isinstance(event, Round.Event):
-            return self._round_event(event, load_round)
+            records, round_ = self._round_event(event, load_round)
+            return [*records, listed(round_)]  # the round as ListRounds shows it, now
         return []
 
     @staticmethod
@@ -158,12 +160,15 @@ class ViewFold:
             (Leg(event.player_id, amount), Leg(EXTERNAL, -amount)),
         )
 
-    def _round_event(self, event: Any, load_round: RoundLoader | None) -> list[Record]:
+    def _round_event(
+        self, event: Any, load_round: RoundLoader | None
+    ) -> tuple[list[Record], Round]:
+        """The records of a round event, and the round after it."""
         if isinstance(event, Round.Dealt):
             dealt = event.mutate(None)
             assert isinstance(dealt, Round)
             self.open_rounds[event.originator_id] = dealt
-            return [OpenRound(event.originator_id, dealt.round_id, dealt.deadline)]
+            return [OpenRound(event.originator_id, dealt.round_id, dealt.deadline)], dealt
         round_: Round | None = self.open_rounds.get(event.originator_id)
         if round_ is None:
             if load_round is None:
@@ -177,12 +182,12 @@ class ViewFold:
         if isinstance(event, Round.PlayerEscaped):
             self.open_rounds[event.originator_id] = round_
             legs = tuple(Leg(p, amount) for p, amount in event.transfers.items())
-            return [Journal("escape_penalty", round_.round_id, "", event.at, legs)]
+            return [Journal("escape_penalty", round_.round_id, "", event.at, legs)], round_
         if isinstance(event, Round.Revealed | Round.Abandoned):
             self.open_rounds.pop(event.originator_id, None)  # absent if dealt before a reset
-            return self._ended(round_, event)
+            return self._ended(round_, event), round_
         self.open_rounds[event.originator_id] = round_
-        return []
+        return [], round_
 
     @staticmethod
     def _ended(round_: Round, event: Any) -> list[Record]:

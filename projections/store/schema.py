@@ -8,12 +8,12 @@ from projections.store.connections import Connections
 # The tracking rows: the log position the views hold every event up to, and their version.
 NAME = "views"
 SCHEMA = "schema"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Kept in the tracking table under ``schema``. Version 1 (the first release) had no such
 row, no open rounds and another name for the external account; version 2 had no game recall
 (``player_rounds``) and numbered a statistics line's seat among the players left at the
-showdown. Views of an older version are rebuilt from the log by the projector that leads
-(``Projector``)."""
+showdown; version 3 had no table listing (``listed_rounds``, issue 22). Views of an older
+version are rebuilt from the log by the projector that leads (``Projector``)."""
 
 # A table of data: one statement a table or index, long as the tables are wide.
 _SCHEMA = [
@@ -51,6 +51,11 @@ _SCHEMA = [
     "PRIMARY KEY (player_id, position))",
     # A round's coin movements, for the balances around it in player_rounds.
     "CREATE INDEX IF NOT EXISTS {p}journal_by_round ON {p}journal (round_id)",
+    # ListRounds: every round of a table as an observer sees it (projections.listing),
+    # keyset-paged on its number (the primary key serves the whole page).
+    "CREATE TABLE IF NOT EXISTS {p}listed_rounds (table_id TEXT NOT NULL, "
+    "number INTEGER NOT NULL, round_id TEXT NOT NULL, position BIGINT NOT NULL, "
+    "listing TEXT NOT NULL, PRIMARY KEY (table_id, number))",
 ]
 TABLES = {
     "tracking": "name",
@@ -61,6 +66,7 @@ TABLES = {
     "accounts": "account",
     "open_rounds": "round_uuid",
     "player_rounds": "player_id, position",
+    "listed_rounds": "table_id, number",
 }
 """Every view table, with the columns that order its rows (its primary key, for ``dump``)."""
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from projections.folds import Journal, OpenRound, PlayerLine, RecallLine, Record
+from projections.listing import ListedRound
 from projections.store.connections import Connections
 from projections.store.schema import NAME
 
@@ -57,6 +58,7 @@ class Writes(Connections):
                 (self.DELETE_OPEN_ROUND, rows.closed),
                 (self.INSERT_ROUND, rows.rounds),
                 (self.INSERT_ROUND_PLAYER, rows.round_players),
+                (self.UPSERT_LISTED_ROUND, rows.listed_rows()),
                 (self.UPSERT_ACCOUNT, [(a, balances[a], balances[a]) for a in rows.changed]),
             ):
                 if values:
@@ -89,6 +91,11 @@ class Writes(Connections):
         "outcome, base_stake, dealt_at, ended_at, cards, front, middle, back, special, foul, "
         "foul_reason, escaped, points, coins, balance_before, balance_after) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    UPSERT_LISTED_ROUND = (
+        "INSERT INTO {p}listed_rounds (table_id, number, round_id, position, listing) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (table_id, number) DO UPDATE SET "
+        "round_id = excluded.round_id, position = excluded.position, listing = excluded.listing"
     )
     UPSERT_ACCOUNT = (
         "INSERT INTO {p}accounts (account, balance) VALUES (?, ?) "
@@ -142,6 +149,7 @@ class _Rows:
         self.rounds: list[tuple[Any, ...]] = []
         self.round_players: list[tuple[Any, ...]] = []
         self.recall: list[tuple[int, RecallLine, int]] = []
+        self.listed: dict[tuple[str, int], tuple[int, ListedRound]] = {}  # each round's last
 
     def add(self, position: int, record: Record) -> None:
         if isinstance(record, Journal):
@@ -156,6 +164,8 @@ class _Rows:
                 self.legs.append((position, leg.account, leg.amount, balance))
         elif isinstance(record, RecallLine):
             self.recall.append((position, record, self.balances.get(record.player_id, 0)))
+        elif isinstance(record, ListedRound):
+            self.listed[(record.table_id, record.number)] = (position, record)
         elif isinstance(record, OpenRound):
             self.opened.append(
                 (str(record.round_uuid), record.round_id, record.deadline.isoformat())
@@ -179,6 +189,14 @@ class _Rows:
                 )
             )
             self.round_players.extend(_player_line(line) for line in record.players)
+
+    def listed_rows(self) -> list[tuple[Any, ...]]:
+        """The ``listed_rounds`` rows: each round's state after its last event in the batch
+        (a round dealt, arranged and revealed in one batch is encoded once)."""
+        return [
+            (r.table_id, r.number, r.round_id, position, json.dumps(r.to_dict()))
+            for position, r in self.listed.values()
+        ]
 
 
 def _recall_row(position: int, line: RecallLine, before: int, after: int) -> tuple[Any, ...]:

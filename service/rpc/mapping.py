@@ -21,6 +21,7 @@ from domain.rules.cards import Card, parse_card
 from domain.rules.ruleset import Ruleset, resolve
 from domain.rules.specials import qualifying
 from domain.table import Table
+from projections.listing import ListedRound
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service.application import MAX_ID_LENGTH
 
@@ -181,6 +182,39 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
     if round_.revealed:
         fields["result"] = pb.RoundResult(**result_fields(round_result(round_)))
     return fields
+
+
+def listed_round(listed: ListedRound) -> pb.Round:
+    """A row of the table listing (``projections.listing``): the round as ``round_fields``
+    shows it to an observer (``visibility.OBSERVER``), the mapping applied when the row was
+    written."""
+    message = pb.Round(
+        round_id=listed.round_id,
+        table_id=listed.table_id,
+        number=listed.number,
+        commitment=listed.commitment,
+        client_seed=listed.client_seed,
+        base_stake=listed.base_stake,
+        dealt_at=timestamp(listed.dealt_at),
+        deadline=timestamp(listed.deadline),
+        hands=[pb.Hand(player_id=p, cards=cards) for p, cards in listed.hands],
+        phase=_PHASES[listed.phase],
+        players=[
+            pb.RoundPlayer(
+                player_id=p.player_id,
+                seat=i,
+                balance_at_deal=p.balance_at_deal,
+                submitted=p.submitted,
+                escaped=p.escaped,
+                player_seed=p.player_seed,
+            )
+            for i, p in enumerate(listed.players)
+        ],
+        server_seed=listed.server_seed,
+    )
+    if listed.result is not None:
+        message.result.CopyFrom(pb.RoundResult(**result_fields(listed.result)))
+    return message
 
 
 _PLAYER_FIELDS = tuple(f.name for f in fields(PlayerResult))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -29,6 +30,8 @@ from domain.errors import RuleError
 from domain.rules.limits import MAX_POSITION
 
 T = TypeVar("T")
+R = TypeVar("R")  # a row of a view
+M = TypeVar("M")  # its message
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 """Rows of a listing whose rows are small (ledger entries): 1,000 cost about a millisecond."""
@@ -36,6 +39,8 @@ MAX_ROUNDS_PAGE_SIZE = 100
 """Rounds of a listing of rounds (``ListRounds``, ``ListRoundResults``, ``ListPlayerRounds``):
 each carries hands and results, so one call's cost stays a small fraction of a second whatever
 it asks (issue 22)."""
+SLICE = 10
+"""Rows mapped to messages between two chances for other threads to run (``mapped``)."""
 MAX_TOKEN_LENGTH = 4096
 """Characters of a page token. Ours hold a scope of at most a 128-character id, whose
 characters JSON escapes to at most 12 each (one outside the BMP is a surrogate pair,
@@ -94,6 +99,26 @@ def cut(
         return rows, ""
     shown = rows[:size]
     return shown, token(scope, key(shown[-1]))
+
+
+def mapped(
+    read: Callable[[str, int, int], Sequence[R]], to_message: Callable[[R], M]
+) -> Callable[[str, int, int], list[tuple[R, M]]]:
+    """``read``, each row paired with its message: run together on a worker thread (a page of
+    a hundred rounds is milliseconds of work the event loop, which every call waits for, must
+    not wait through), and sliced: every ``SLICE`` rows the thread lets the others have the
+    interpreter, so the event loop waits for it a fraction of a millisecond at most."""
+
+    def both(key: str, start: int, limit: int) -> list[tuple[R, M]]:
+        rows = read(key, start, limit)
+        paired = []
+        for index, row in enumerate(rows):
+            if index and not index % SLICE:
+                time.sleep(0)  # releases the GIL: a thread waiting for it takes it now
+            paired.append((row, to_message(row)))
+        return paired
+
+    return both
 
 
 async def listed(

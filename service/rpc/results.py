@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
-
 from domain.errors import PhaseError, RuleError
 from projections.store import FinishedRound, LedgerEntry, PlayerRound, PlayerStats, ViewStore
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc, table_pb2
@@ -15,9 +12,6 @@ from service.rpc.rounds import known_round
 from service.rpc.runner import Context, Runner, rpc
 from service.rpc.views import Views
 
-R = TypeVar("R")  # a row of a view
-M = TypeVar("M")  # its message
-
 
 def _player(store: ViewStore, player_id: str) -> int:
     """The player's balance in the views; NOT_FOUND for a player without a wallet. Every wallet
@@ -27,18 +21,6 @@ def _player(store: ViewStore, player_id: str) -> int:
     if balance is None:
         raise no_wallet(player_id)
     return balance
-
-
-def mapped(
-    read: Callable[[str, int, int], Sequence[R]], to_message: Callable[[R], M]
-) -> Callable[[str, int, int], list[tuple[R, M]]]:
-    """``read``, each row paired with its message: run together on a worker thread, so that a
-    page of a hundred rounds is not mapped on the event loop, which every call waits for."""
-
-    def both(key: str, start: int, limit: int) -> list[tuple[R, M]]:
-        return [(row, to_message(row)) for row in read(key, start, limit)]
-
-    return both
 
 
 def _ledger_entry(e: LedgerEntry) -> results_pb2.LedgerEntry:
@@ -141,11 +123,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         self, request: results_pb2.ListRoundResultsRequest, context: Context
     ) -> results_pb2.ListRoundResultsResponse:
         # Not ListRounds' scope ("t:"): its tokens count rounds, these hold a round's number.
-        read = mapped(self._table_history, self._table_round)
+        read = paging.mapped(self._table_history, self._table_round)
         rounds, following = await paging.listed(
             f"results:{request.table_id}",
             request,
-            lambda after, limit: self.run(read, request.table_id, after, limit),
+            lambda after, limit: self.run.heavy(read, request.table_id, after, limit),
             lambda pair: pair[0].number,
             paging.MAX_ROUNDS_PAGE_SIZE,
         )
@@ -172,11 +154,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def ListLedgerEntries(
         self, request: results_pb2.ListLedgerEntriesRequest, context: Context
     ) -> results_pb2.ListLedgerEntriesResponse:
-        read = mapped(self._ledger, _ledger_entry)
+        read = paging.mapped(self._ledger, _ledger_entry)
         entries, following = await paging.listed(
             f"p:{request.player_id}",
             request,
-            lambda after, limit: self.run(read, request.player_id, after, limit),
+            lambda after, limit: self.run.heavy(read, request.player_id, after, limit),
             lambda pair: pair[0].txn_id,
         )
         return results_pb2.ListLedgerEntriesResponse(
@@ -187,11 +169,11 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def ListPlayerRounds(
         self, request: results_pb2.ListPlayerRoundsRequest, context: Context
     ) -> results_pb2.ListPlayerRoundsResponse:
-        read = mapped(self._recall, self._player_round)
+        read = paging.mapped(self._recall, self._player_round)
         rounds, following = await paging.listed(
             f"recall:{request.player_id}",
             request,
-            lambda before, limit: self.run(read, request.player_id, before, limit),
+            lambda before, limit: self.run.heavy(read, request.player_id, before, limit),
             lambda pair: pair[0].position,
             paging.MAX_ROUNDS_PAGE_SIZE,
         )

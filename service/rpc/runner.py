@@ -49,16 +49,29 @@ def remaining(default: float) -> float:
     return max(0.0, min(default, deadline - time.monotonic()))
 
 
+HEAVY_AT_ONCE = 1
+"""Heavy reads (a page of a listing of rounds, a batch of a stream's catch-up) running at once,
+over every call: callers in a loop queue behind one another instead of taking every turn of
+the interpreter from the calls beside them (issue 22)."""
+
+
 class Runner:
-    """Runs blocking application calls on a bounded pool, keeping the log and caller context."""
+    """Runs blocking application calls on a bounded pool, keeping the log and caller context;
+    heavy reads (``heavy``) one at a time."""
 
     def __init__(self, executor: ThreadPoolExecutor) -> None:
         self.executor = executor
+        self._heavy = asyncio.Semaphore(HEAVY_AT_ONCE)
 
     async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
         return await loop.run_in_executor(self.executor, call)
+
+    async def heavy(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn`` on the pool once no other heavy read runs (first come, first served)."""
+        async with self._heavy:
+            return await self(fn, *args, **kwargs)
 
 
 def request_id_of(context: grpc.aio.ServicerContext[Req, Resp]) -> str:

@@ -43,7 +43,7 @@ def every_servicer(
             wallet_pb2_grpc.add_WalletServiceServicer_to_server, WalletServicer(app, run)
         ),
         functools.partial(
-            table_pb2_grpc.add_TableServiceServicer_to_server, TableServicer(app, run, hub)
+            table_pb2_grpc.add_TableServiceServicer_to_server, TableServicer(app, run, hub, reads)
         ),
         functools.partial(
             diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server, DiagnosticsServicer(run)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import structlog
@@ -12,6 +11,7 @@ from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.rules.limits import MAX_POSITION
+from projections.listing import ListedRound
 from service import caller
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
@@ -21,16 +21,17 @@ from service.rpc import mapping, paging
 from service.rpc.rounds import known_round
 from service.rpc.runner import Context, Runner, request_id_of, rpc
 from service.rpc.status import to_status
+from service.rpc.views import Views
 from service.rpc.watch import WatchHub
 from service.security.access import viewer_for
 
 
 class TableServicer(table_pb2_grpc.TableServiceServicer):
-    def __init__(self, app: Thirteen, run: Runner, hub: WatchHub) -> None:
+    def __init__(self, app: Thirteen, run: Runner, hub: WatchHub, views: Views) -> None:
         self.app = app
         self.run = run
         self.hub = hub
-        self.heavy = asyncio.Semaphore(1)  # ListRounds' pages, one at a time
+        self.views = views
 
     @rpc
     async def OpenTable(
@@ -79,23 +80,26 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def ListRounds(
         self, request: pb.ListRoundsRequest, context: Context
     ) -> pb.ListRoundsResponse:
-        scope = f"t:{request.table_id}"
-        offset, size = paging.page(
-            scope, request.page_size, request.page_token, paging.MAX_ROUNDS_PAGE_SIZE
+        # A token holds the number of the last round listed: rounds are numbered 1, 2, … at
+        # each table (R10.1), so the tokens of the offsets that earlier versions gave mean the
+        # same. The page is read as of the call from the table listing (projections.listing).
+        read = paging.mapped(self._listed, mapping.listed_round)
+        rounds, following = await paging.listed(
+            f"t:{request.table_id}",
+            request,
+            lambda after, limit: self.run.heavy(read, request.table_id, after, limit),
+            lambda pair: pair[0].number,
+            paging.MAX_ROUNDS_PAGE_SIZE,
+        )
+        return pb.ListRoundsResponse(
+            rounds=[message for _, message in rounds], next_page_token=following
         )
 
-        def listed() -> pb.ListRoundsResponse:
-            """On a worker thread, the page read and mapped (a page of 100 rounds with their
-            hands is tens of milliseconds of work the event loop must not wait through)."""
-            rounds, total = self.app.rounds_of(request.table_id, offset, size)
-            following = offset + len(rounds)
-            return pb.ListRoundsResponse(
-                rounds=[pb.Round(**mapping.round_fields(r, visibility.OBSERVER)) for r in rounds],
-                next_page_token=(paging.token(scope, following) if following < total else ""),
-            )
-
-        async with self.heavy:  # one page at a time: a few callers cannot take every turn
-            return await self.run(listed)
+    def _listed(self, table_id: str, after: int, limit: int) -> list[ListedRound]:
+        self.app.check_table(table_id)  # NOT_FOUND for an unknown table
+        return self.views.read(
+            lambda s: s.listed_rounds(table_id, after, limit), f"the rounds of table {table_id!r}"
+        )
 
     @rpc
     async def Deal(self, request: pb.DealRequest, context: Context) -> pb.DealResponse:

@@ -1,0 +1,120 @@
+"""A table's rounds as ``ListRounds`` shows them (issue 22: a cost bound per call): each round as
+an observer sees it, kept up to date by the projector from every round event, so that a page is
+one range read of the view's primary key ``(table_id, number)`` instead of a hundred rounds
+loaded from the event store.
+
+``ListRounds`` shows every caller what an observer sees (``domain.visibility.OBSERVER``), so
+the view holds that one view of each round and no other: before the round is over no hand and
+no submission, only who has submitted (R10.4), and no server seed (R12.1); once it is over every
+hand, the seed and the result the reveal recorded (R12.6). What an observer may see is
+``domain.visibility``'s to say, asked here when the row is written; nothing hidden is stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from domain import visibility
+from domain.results import RoundResult, round_result
+from domain.round import Round
+
+
+@dataclass(frozen=True)
+class ListedPlayer:
+    """A player of a round as everyone may see them all along (R10.1, R11, R12.8)."""
+
+    player_id: str
+    balance_at_deal: int
+    submitted: bool
+    escaped: bool
+    player_seed: str
+
+
+@dataclass(frozen=True)
+class ListedRound:
+    """A round as an observer sees it (``visibility.OBSERVER``)."""
+
+    round_id: str
+    table_id: str
+    number: int
+    commitment: str
+    client_seed: str
+    base_stake: int
+    dealt_at: datetime
+    deadline: datetime
+    phase: str  # "dealt", "revealed" or "abandoned" (``Round.phase``)
+    players: tuple[ListedPlayer, ...]  # in seat order
+    hands: tuple[tuple[str, tuple[str, ...]], ...]  # (player, cards) an observer may see
+    server_seed: str
+    result: RoundResult | None  # the one the reveal recorded
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "round_id": self.round_id,
+            "table_id": self.table_id,
+            "number": self.number,
+            "commitment": self.commitment,
+            "client_seed": self.client_seed,
+            "base_stake": self.base_stake,
+            "dealt_at": self.dealt_at.isoformat(),
+            "deadline": self.deadline.isoformat(),
+            "phase": self.phase,
+            "players": [
+                [p.player_id, p.balance_at_deal, p.submitted, p.escaped, p.player_seed]
+                for p in self.players
+            ],
+            "hands": [[player, list(cards)] for player, cards in self.hands],
+            "server_seed": self.server_seed,
+            "result": self.result.to_dict() if self.result is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ListedRound:
+        result = data["result"]
+        return cls(
+            round_id=data["round_id"],
+            table_id=data["table_id"],
+            number=data["number"],
+            commitment=data["commitment"],
+            client_seed=data["client_seed"],
+            base_stake=data["base_stake"],
+            dealt_at=datetime.fromisoformat(data["dealt_at"]),
+            deadline=datetime.fromisoformat(data["deadline"]),
+            phase=data["phase"],
+            players=tuple(ListedPlayer(*p) for p in data["players"]),
+            hands=tuple((player, tuple(cards)) for player, cards in data["hands"]),
+            server_seed=data["server_seed"],
+            result=RoundResult.from_dict(result) if result is not None else None,
+        )
+
+
+def listed(round_: Round) -> ListedRound:
+    """``round_`` as an observer sees it now. An observer is no player, so is never told the
+    specials a hand qualifies for (R5.6, ``visibility.shows_qualifying``)."""
+    viewer = visibility.OBSERVER
+    return ListedRound(
+        round_id=round_.round_id,
+        table_id=round_.table_id,
+        number=round_.number,
+        commitment=round_.commitment,
+        client_seed=round_.client_seed,
+        base_stake=round_.base_stake,
+        dealt_at=round_.dealt_at,
+        deadline=round_.deadline,
+        phase=round_.phase,
+        players=tuple(
+            ListedPlayer(
+                player_id=p,
+                balance_at_deal=round_.balances[p],
+                submitted=p in round_.submissions,  # public all along (R10.4)
+                escaped=p in round_.escaped,
+                player_seed=round_.player_seeds.get(p, ""),  # R12.8
+            )
+            for p in round_.players
+        ),
+        hands=tuple((p, tuple(round_.hands[p])) for p in visibility.visible_hands(round_, viewer)),
+        server_seed=round_.server_seed or "",
+        result=round_result(round_) if round_.revealed else None,
+    )
