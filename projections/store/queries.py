@@ -3,12 +3,13 @@ that begins with the tracking rows (``as_of``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
+
+import orjson
 
 from domain.results import RoundResult
 from domain.rules.limits import MAX_POSITION
@@ -138,7 +139,7 @@ class Queries(Connections):
             outcome,
             int(base_stake),
             datetime.fromisoformat(ended_at),
-            RoundResult.from_dict(json.loads(result)) if result else None,
+            RoundResult.from_dict(orjson.loads(result)) if result else None,
             receipt,
         )
 
@@ -168,7 +169,7 @@ class Queries(Connections):
     def listed_rounds(self, table_id: str, after_number: int, limit: int) -> list[ListedRound]:
         """A table's rounds as an observer sees them, oldest first, after ``after_number``."""
         rows = self._query(self.LISTED_PAGE, (table_id, after_number, limit))
-        return [ListedRound.from_dict(json.loads(listing)) for (listing,) in rows]
+        return [ListedRound.from_dict(orjson.loads(listing)) for (listing,) in rows]
 
     def ledger(self, account: str, after_txn: int, limit: int) -> list[LedgerEntry]:
         rows = self._query(
@@ -271,10 +272,10 @@ def _player_round(player_id: str, row: Sequence[Any]) -> PlayerRound:
         base_stake=int(base_stake),
         dealt_at=datetime.fromisoformat(dealt_at),
         ended_at=datetime.fromisoformat(ended_at),
-        cards=tuple(json.loads(cards)),
-        front=tuple(json.loads(front)),
-        middle=tuple(json.loads(middle)),
-        back=tuple(json.loads(back)),
+        cards=tuple(orjson.loads(cards)),
+        front=tuple(orjson.loads(front)),
+        middle=tuple(orjson.loads(middle)),
+        back=tuple(orjson.loads(back)),
         special=special,
         foul=bool(foul),
         foul_reason=reason,

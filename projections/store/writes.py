@@ -8,6 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from projections.folds import Journal, OpenRound, PlayerLine, RecallLine, Record
 from projections.listing import ListedRound
 from projections.store.connections import Connections
@@ -194,7 +196,7 @@ class _Rows:
         """The ``listed_rounds`` rows: each round's state after its last event in the batch
         (a round dealt, arranged and revealed in one batch is encoded once)."""
         return [
-            (r.table_id, r.number, r.round_id, position, json.dumps(r.to_dict()))
+            (r.table_id, r.number, r.round_id, position, orjson.dumps(r.to_dict()).decode())
             for position, r in self.listed.values()
         ]
 
