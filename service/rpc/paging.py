@@ -40,7 +40,12 @@ MAX_ROUNDS_PAGE_SIZE = 100
 each carries hands and results, so one call's cost stays a small fraction of a second whatever
 it asks (issue 22)."""
 SLICE = 10
-"""Rows mapped to messages between two chances for other threads to run (``mapped``)."""
+"""Rows mapped to messages (about a millisecond of work) between two chances for other threads
+to run (``mapped``)."""
+SLICE_PAUSE = 0.0001
+"""Seconds a heavy read sleeps between two slices. Not ``sleep(0)``: a thread that releases
+the interpreter and asks for it back at once usually has it again before a waiting thread
+wakes up, which then waits for the switch interval (5 ms)."""
 MAX_TOKEN_LENGTH = 4096
 """Characters of a page token. Ours hold a scope of at most a 128-character id, whose
 characters JSON escapes to at most 12 each (one outside the BMP is a surrogate pair,
@@ -107,14 +112,14 @@ def mapped(
     """``read``, each row paired with its message: run together on a worker thread (a page of
     a hundred rounds is milliseconds of work the event loop, which every call waits for, must
     not wait through), and sliced: every ``SLICE`` rows the thread lets the others have the
-    interpreter, so the event loop waits for it a fraction of a millisecond at most."""
+    interpreter, so the event loop does not wait for it through a whole page."""
 
     def both(key: str, start: int, limit: int) -> list[tuple[R, M]]:
         rows = read(key, start, limit)
         paired = []
         for index, row in enumerate(rows):
             if index and not index % SLICE:
-                time.sleep(0)  # releases the GIL: a thread waiting for it takes it now
+                time.sleep(SLICE_PAUSE)  # the GIL released long enough for a waiter to take it
             paired.append((row, to_message(row)))
         return paired
 

@@ -50,18 +50,23 @@ def remaining(default: float) -> float:
 
 
 HEAVY_AT_ONCE = 1
-"""Heavy reads (a page of a listing of rounds, a batch of a stream's catch-up) running at once,
-over every call: callers in a loop queue behind one another instead of taking every turn of
-the interpreter from the calls beside them (issue 22)."""
+"""Heavy reads (a page of a listing, a batch of a stream's catch-up) running at once, over
+every call: callers in a loop queue behind one another instead of taking every turn of the
+interpreter from the calls beside them (issue 22)."""
+HEAVY_REST = 1.0
+"""After a heavy read, the next waits this many times as long as it took: heavy reads have at
+most half of the server's time (``1 / (1 + HEAVY_REST)``) however many callers ask, and the
+calls beside them the rest."""
 
 
 class Runner:
     """Runs blocking application calls on a bounded pool, keeping the log and caller context;
-    heavy reads (``heavy``) one at a time."""
+    heavy reads (``heavy``) one at a time, paced."""
 
     def __init__(self, executor: ThreadPoolExecutor) -> None:
         self.executor = executor
         self._heavy = asyncio.Semaphore(HEAVY_AT_ONCE)
+        self._heavy_from = 0.0  # when the next heavy read may start (the event loop's clock)
 
     async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -69,9 +74,28 @@ class Runner:
         return await loop.run_in_executor(self.executor, call)
 
     async def heavy(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn`` on the pool once no other heavy read runs (first come, first served)."""
+        """``fn`` on the pool once no other heavy read runs (first come, first served) and
+        the last has rested (``HEAVY_REST`` times the CPU time it used: not the time it
+        waited, for the views to catch up or for the interpreter)."""
+        loop = asyncio.get_running_loop()
+        used = 0.0
+
+        def timed() -> T:
+            nonlocal used
+            started = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                used = time.thread_time() - started
+
         async with self._heavy:
-            return await self(fn, *args, **kwargs)
+            pause = self._heavy_from - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            try:
+                return await self(timed)
+            finally:
+                self._heavy_from = loop.time() + used * HEAVY_REST
 
 
 def request_id_of(context: grpc.aio.ServicerContext[Req, Resp]) -> str:

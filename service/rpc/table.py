@@ -183,7 +183,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         rounds = [round_uuid(r) for r in table.round_ids]
         watch = self.hub.open(table_uuid(table.table_id), rounds, viewer)
         try:
-            async for message in self.hub.follow(watch, request.after, self.run):
+            # Each batch of the catch-up is a heavy read, queued and paced with the lists.
+            async for message in self.hub.follow(watch, request.after, self.run.heavy):
                 yield message
             await context.abort(*watch.ending())
         finally:
