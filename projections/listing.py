@@ -20,6 +20,13 @@ from domain import visibility
 from domain.results import RoundResult, round_result
 from domain.round import Round
 
+Listing = dict[str, Any]
+"""A round as the view stores it and a page reads it back (``ListedRound.to_dict``): plain JSON
+data whose keys are the names of the round's fields (those of ``domain.round``,
+``domain.results`` and of the API's ``Round``), times in ISO 8601. A page is mapped from these
+directly, with no dataclass between: a page of 100 rounds of four players is about 430 kB of
+JSON, and every copy of it is milliseconds of the server's one interpreter."""
+
 
 @dataclass(frozen=True)
 class ListedPlayer:
@@ -50,7 +57,7 @@ class ListedRound:
     server_seed: str
     result: RoundResult | None  # the one the reveal recorded
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Listing:
         return {
             "round_id": self.round_id,
             "table_id": self.table_id,
@@ -62,32 +69,20 @@ class ListedRound:
             "deadline": self.deadline.isoformat(),
             "phase": self.phase,
             "players": [
-                [p.player_id, p.balance_at_deal, p.submitted, p.escaped, p.player_seed]
-                for p in self.players
+                {
+                    "player_id": p.player_id,
+                    "seat": seat,
+                    "balance_at_deal": p.balance_at_deal,
+                    "submitted": p.submitted,
+                    "escaped": p.escaped,
+                    "player_seed": p.player_seed,
+                }
+                for seat, p in enumerate(self.players)
             ],
-            "hands": [[player, list(cards)] for player, cards in self.hands],
+            "hands": [{"player_id": p, "cards": list(cards)} for p, cards in self.hands],
             "server_seed": self.server_seed,
             "result": self.result.to_dict() if self.result is not None else None,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ListedRound:
-        result = data["result"]
-        return cls(
-            round_id=data["round_id"],
-            table_id=data["table_id"],
-            number=data["number"],
-            commitment=data["commitment"],
-            client_seed=data["client_seed"],
-            base_stake=data["base_stake"],
-            dealt_at=datetime.fromisoformat(data["dealt_at"]),
-            deadline=datetime.fromisoformat(data["deadline"]),
-            phase=data["phase"],
-            players=tuple(ListedPlayer(*p) for p in data["players"]),
-            hands=tuple((player, tuple(cards)) for player, cards in data["hands"]),
-            server_seed=data["server_seed"],
-            result=RoundResult.from_dict(result) if result is not None else None,
-        )
 
 
 def listed(round_: Round) -> ListedRound:

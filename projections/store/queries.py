@@ -14,7 +14,7 @@ import orjson
 from domain.results import RoundResult
 from domain.rules.limits import MAX_POSITION
 from projections.folds import OpenRound, RecallLine
-from projections.listing import ListedRound
+from projections.listing import Listing
 from projections.store.connections import Connections
 from projections.store.schema import NAME, SCHEMA, SCHEMA_VERSION, TABLES
 
@@ -166,10 +166,10 @@ class Queries(Connections):
     """A page of ``ListRounds``: one forward range read of the primary key, no sort, the same
     cost at any depth (a token holds the last number listed, not an offset)."""
 
-    def listed_rounds(self, table_id: str, after_number: int, limit: int) -> list[ListedRound]:
+    def listed_rounds(self, table_id: str, after_number: int, limit: int) -> list[Listing]:
         """A table's rounds as an observer sees them, oldest first, after ``after_number``."""
         rows = self._query(self.LISTED_PAGE, (table_id, after_number, limit))
-        return [ListedRound.from_dict(orjson.loads(listing)) for (listing,) in rows]
+        return [orjson.loads(listing) for (listing,) in rows]
 
     def ledger(self, account: str, after_txn: int, limit: int) -> list[LedgerEntry]:
         rows = self._query(

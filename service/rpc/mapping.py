@@ -21,7 +21,7 @@ from domain.rules.cards import Card, parse_card
 from domain.rules.ruleset import Ruleset, resolve
 from domain.rules.specials import qualifying
 from domain.table import Table
-from projections.listing import ListedRound
+from projections.listing import Listing
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service.application import MAX_ID_LENGTH
 
@@ -184,37 +184,46 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
     return fields
 
 
-def listed_round(listed: ListedRound) -> pb.Round:
-    """A row of the table listing (``projections.listing``): the round as ``round_fields``
-    shows it to an observer (``visibility.OBSERVER``), the mapping applied when the row was
-    written."""
-    message = pb.Round(
-        round_id=listed.round_id,
-        table_id=listed.table_id,
-        number=listed.number,
-        commitment=listed.commitment,
-        client_seed=listed.client_seed,
-        base_stake=listed.base_stake,
-        dealt_at=timestamp(listed.dealt_at),
-        deadline=timestamp(listed.deadline),
-        hands=[pb.Hand(player_id=p, cards=cards) for p, cards in listed.hands],
-        phase=_PHASES[listed.phase],
-        players=[
-            pb.RoundPlayer(
-                player_id=p.player_id,
-                seat=i,
-                balance_at_deal=p.balance_at_deal,
-                submitted=p.submitted,
-                escaped=p.escaped,
-                player_seed=p.player_seed,
-            )
-            for i, p in enumerate(listed.players)
-        ],
-        server_seed=listed.server_seed,
+def listed_round(listing: Listing) -> pb.Round:
+    """A round of the table listing (``projections.listing``): what ``round_fields`` shows an
+    observer (``visibility.OBSERVER``), decided when the row was written. Its keys are the
+    message's fields, so its lists of players, hands, player results and pairs are given to
+    the message as they are, with no copy between."""
+    result = listing["result"]
+    return pb.Round(
+        round_id=listing["round_id"],
+        table_id=listing["table_id"],
+        number=listing["number"],
+        commitment=listing["commitment"],
+        client_seed=listing["client_seed"],
+        base_stake=listing["base_stake"],
+        dealt_at=_stamp(listing["dealt_at"]),
+        deadline=_stamp(listing["deadline"]),
+        hands=listing["hands"],
+        phase=_PHASES[listing["phase"]],
+        players=listing["players"],
+        server_seed=listing["server_seed"],
+        result=None if result is None else _listed_result(result),
     )
-    if listed.result is not None:
-        message.result.CopyFrom(pb.RoundResult(**result_fields(listed.result)))
+
+
+def _listed_result(result: dict[str, Any]) -> pb.RoundResult:
+    """``RoundResult.to_dict``'s data as the message ``result_fields`` makes of it."""
+    message = pb.RoundResult(
+        round_id=result["round_id"],
+        server_seed=result["server_seed"],
+        players=result["players"],
+        pairs=result["pairs"],
+        base_stake=result["base_stake"],
+        table_id=result["table_id"],
+    )
+    if result["revealed_at"] is not None:
+        message.revealed_at.CopyFrom(_stamp(result["revealed_at"]))
     return message
+
+
+def _stamp(text: str) -> Timestamp:
+    return timestamp(datetime.fromisoformat(text))
 
 
 _PLAYER_FIELDS = tuple(f.name for f in fields(PlayerResult))

@@ -32,6 +32,7 @@ from domain.rules.limits import MAX_POSITION
 T = TypeVar("T")
 R = TypeVar("R")  # a row of a view
 M = TypeVar("M")  # its message
+Resp = TypeVar("Resp")  # the response of a page
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 """Rows of a listing whose rows are small (ledger entries): 1,000 cost about a millisecond."""
@@ -106,35 +107,37 @@ def cut(
     return shown, token(scope, key(shown[-1]))
 
 
-def mapped(
-    read: Callable[[str, int, int], Sequence[R]], to_message: Callable[[R], M]
-) -> Callable[[str, int, int], list[tuple[R, M]]]:
-    """``read``, each row paired with its message: run together on a worker thread (a page of
-    a hundred rounds is milliseconds of work the event loop, which every call waits for, must
-    not wait through), and sliced: every ``SLICE`` rows the thread lets the others have the
-    interpreter, so the event loop does not wait for it through a whole page."""
-
-    def both(key: str, start: int, limit: int) -> list[tuple[R, M]]:
-        rows = read(key, start, limit)
-        paired = []
-        for index, row in enumerate(rows):
-            if index and not index % SLICE:
-                time.sleep(SLICE_PAUSE)  # the GIL released long enough for a waiter to take it
-            paired.append((row, to_message(row)))
-        return paired
-
-    return both
+def sliced(rows: Sequence[R], to_message: Callable[[R], M]) -> list[M]:
+    """``rows`` mapped ``to_message``, in slices: every ``SLICE`` rows the thread lets the
+    others have the interpreter, so the event loop does not wait for it through a whole page."""
+    messages = []
+    for index, row in enumerate(rows):
+        if index and not index % SLICE:
+            time.sleep(SLICE_PAUSE)  # the GIL released long enough for a waiter to take it
+        messages.append(to_message(row))
+    return messages
 
 
 async def listed(
     scope: str,
     request: Any,
-    fetch: Callable[[int, int], Awaitable[Sequence[T]]],
-    key: Callable[[T], int],
+    read: Callable[[int, int], Sequence[R]],
+    key: Callable[[R], int],
+    to_message: Callable[[R], M],
+    respond: Callable[[list[M], str], Resp],
+    run: Callable[[Callable[[], Resp]], Awaitable[Resp]],
     maximum: int = MAX_PAGE_SIZE,
-) -> tuple[Sequence[T], str]:
-    """One page of a listing: ``fetch(after, limit)`` reads one row past the page asked for by
-    ``request`` (its ``page_size`` and ``page_token``, at most ``maximum``), and the token of
-    the page after it."""
+) -> Resp:
+    """One page of a listing, answered whole where ``run`` runs it (a worker thread: a page of a
+    hundred rounds is milliseconds of work the event loop, which every call waits for, must not
+    wait through): ``read(after, limit)`` reads one row past the page asked for by ``request``
+    (its ``page_size`` and ``page_token``, at most ``maximum``), the page's rows are mapped
+    ``to_message`` in slices (``sliced``), and ``respond(messages, token of the next page)``
+    makes the response."""
     after, size = page(scope, request.page_size, request.page_token, maximum)
-    return cut(scope, await fetch(after, size + 1), size, key)
+
+    def answer() -> Resp:
+        rows, following = cut(scope, read(after, size + 1), size, key)
+        return respond(sliced(rows, to_message), following)
+
+    return await run(answer)

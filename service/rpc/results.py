@@ -123,16 +123,17 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         self, request: results_pb2.ListRoundResultsRequest, context: Context
     ) -> results_pb2.ListRoundResultsResponse:
         # Not ListRounds' scope ("t:"): its tokens count rounds, these hold a round's number.
-        read = paging.mapped(self._table_history, self._table_round)
-        rounds, following = await paging.listed(
+        return await paging.listed(
             f"results:{request.table_id}",
             request,
-            lambda after, limit: self.run.heavy(read, request.table_id, after, limit),
-            lambda pair: pair[0].number,
+            lambda after, limit: self._table_history(request.table_id, after, limit),
+            lambda row: row.number,
+            self._table_round,
+            lambda rounds, following: results_pb2.ListRoundResultsResponse(
+                rounds=rounds, next_page_token=following
+            ),
+            self.run.heavy,
             paging.MAX_ROUNDS_PAGE_SIZE,
-        )
-        return results_pb2.ListRoundResultsResponse(
-            rounds=[message for _, message in rounds], next_page_token=following
         )
 
     @staticmethod
@@ -154,31 +155,33 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def ListLedgerEntries(
         self, request: results_pb2.ListLedgerEntriesRequest, context: Context
     ) -> results_pb2.ListLedgerEntriesResponse:
-        read = paging.mapped(self._ledger, _ledger_entry)
-        entries, following = await paging.listed(
+        return await paging.listed(
             f"p:{request.player_id}",
             request,
-            lambda after, limit: self.run.heavy(read, request.player_id, after, limit),
-            lambda pair: pair[0].txn_id,
-        )
-        return results_pb2.ListLedgerEntriesResponse(
-            entries=[message for _, message in entries], next_page_token=following
+            lambda after, limit: self._ledger(request.player_id, after, limit),
+            lambda row: row.txn_id,
+            _ledger_entry,
+            lambda entries, following: results_pb2.ListLedgerEntriesResponse(
+                entries=entries, next_page_token=following
+            ),
+            self.run.heavy,
         )
 
     @rpc
     async def ListPlayerRounds(
         self, request: results_pb2.ListPlayerRoundsRequest, context: Context
     ) -> results_pb2.ListPlayerRoundsResponse:
-        read = paging.mapped(self._recall, self._player_round)
-        rounds, following = await paging.listed(
+        return await paging.listed(
             f"recall:{request.player_id}",
             request,
-            lambda before, limit: self.run.heavy(read, request.player_id, before, limit),
-            lambda pair: pair[0].position,
+            lambda before, limit: self._recall(request.player_id, before, limit),
+            lambda row: row.position,
+            self._player_round,
+            lambda rounds, following: results_pb2.ListPlayerRoundsResponse(
+                rounds=rounds, next_page_token=following
+            ),
+            self.run.heavy,
             paging.MAX_ROUNDS_PAGE_SIZE,
-        )
-        return results_pb2.ListPlayerRoundsResponse(
-            rounds=[message for _, message in rounds], next_page_token=following
         )
 
     @staticmethod

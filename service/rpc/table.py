@@ -11,7 +11,7 @@ from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.rules.limits import MAX_POSITION
-from projections.listing import ListedRound
+from projections.listing import Listing
 from service import caller
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
@@ -83,19 +83,20 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         # A token holds the number of the last round listed: rounds are numbered 1, 2, … at
         # each table (R10.1), so the tokens of the offsets that earlier versions gave mean the
         # same. The page is read as of the call from the table listing (projections.listing).
-        read = paging.mapped(self._listed, mapping.listed_round)
-        rounds, following = await paging.listed(
+        return await paging.listed(
             f"t:{request.table_id}",
             request,
-            lambda after, limit: self.run.heavy(read, request.table_id, after, limit),
-            lambda pair: pair[0].number,
+            lambda after, limit: self._listed(request.table_id, after, limit),
+            lambda row: int(row["number"]),
+            mapping.listed_round,
+            lambda rounds, following: pb.ListRoundsResponse(
+                rounds=rounds, next_page_token=following
+            ),
+            self.run.heavy,
             paging.MAX_ROUNDS_PAGE_SIZE,
         )
-        return pb.ListRoundsResponse(
-            rounds=[message for _, message in rounds], next_page_token=following
-        )
 
-    def _listed(self, table_id: str, after: int, limit: int) -> list[ListedRound]:
+    def _listed(self, table_id: str, after: int, limit: int) -> list[Listing]:
         self.app.check_table(table_id)  # NOT_FOUND for an unknown table
         return self.views.read(
             lambda s: s.listed_rounds(table_id, after, limit), f"the rounds of table {table_id!r}"
