@@ -53,7 +53,7 @@ HEAVY_AT_ONCE = 1
 """Heavy reads (a page of a listing, a batch of a stream's catch-up) running at once, over
 every call: callers in a loop queue behind one another instead of taking every turn of the
 interpreter from the calls beside them (issue 22)."""
-HEAVY_REST = 1.0
+HEAVY_REST = 3.0
 """After a heavy read, the next waits this many times as long as it took: heavy reads have at
 most half of the server's time (``1 / (1 + HEAVY_REST)``) however many callers ask, and the
 calls beside them the rest."""
