@@ -54,9 +54,9 @@ HEAVY_AT_ONCE = 1
 every call: callers in a loop queue behind one another instead of taking every turn of the
 interpreter from the calls beside them (issue 22)."""
 HEAVY_REST = 3.0
-"""After a heavy read, the next waits this many times as long as it took: heavy reads have at
-most half of the server's time (``1 / (1 + HEAVY_REST)``) however many callers ask, and the
-calls beside them the rest."""
+"""After a heavy read, the next waits this many times the CPU time it used: heavy reads have at
+most a quarter of the server's time (``1 / (1 + HEAVY_REST)``) however many callers ask, and
+the calls beside them the rest."""
 
 
 class Runner:
