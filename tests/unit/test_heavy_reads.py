@@ -5,6 +5,7 @@ CPU time it used, so that callers in a loop cannot take more than their share of
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -44,5 +45,5 @@ def test_heavy_reads_run_one_at_a_time_in_arrival_order_each_after_the_last_s_re
 
     assert asyncio.run(callers()) == [0, 1, 2, 3]
     assert [caller for caller, *_ in spans] == [0, 1, 2, 3]
-    for (_, _, ended, used), (_, started, _, _) in zip(spans, spans[1:], strict=False):
+    for (_, _, ended, used), (_, started, _, _) in itertools.pairwise(spans):
         assert started - ended >= used * runner.HEAVY_REST * 0.9  # the clocks differ a little
