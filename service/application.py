@@ -251,12 +251,6 @@ class Thirteen(EventLogApplication):
         self.save(table, round_, wallet, *shares)
         return StandUpResult(table, True, left.transfers)
 
-    def rounds_of(self, table_id: str, offset: int, limit: int) -> tuple[list[Round], int]:
-        """The table's rounds from ``offset``, oldest first, and how many there are."""
-        table = self.table(table_id)
-        ids = table.round_ids[offset : offset + limit]
-        return [self.round(r) for r in ids], len(table.round_ids)
-
     # Rounds -----------------------------------------------------------------------------------
 
     @command
