@@ -21,6 +21,7 @@ from service.metrics import Metrics
 from service.opening import open_app
 from service.security.policy import Policy
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
+from service.tracing.spans import Tracing
 from service.transparency.options import LogOptions
 from tests.support.clock import ManualClock
 
@@ -40,6 +41,7 @@ class ServerThread:
         channel_credentials: grpc.ChannelCredentials | None = None,
         transparency: LogOptions | None = None,
         metrics: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         self.clock = clock
         # With ``metrics``, Prometheus metrics on an ephemeral port, at ``metrics_url``.
@@ -61,6 +63,7 @@ class ServerThread:
                 policy=policy,
                 transparency=transparency,
                 metrics=self.metrics,
+                tracing=tracing,
             )
         except BaseException:
             if self.metrics is not None:  # listening since before the start that failed
