@@ -251,7 +251,9 @@ class Writer(CommandQueue):
                     outcomes.append((job, None, failed))
             if tracer is not None:  # each job's events end where the next one's begin
                 ends = [first for _, first, _ in traced[1:]] + [len(batch.events)]
-                traced = [(mark, first, end) for (mark, first, _), end in zip(traced, ends)]
+                traced = [
+                    (mark, first, end) for (mark, first, _), end in zip(traced, ends, strict=True)
+                ]
             recordings: list[Recording[UUID]] = []
             if batch.events:
                 started_ns = time.time_ns() if tracer is not None else 0

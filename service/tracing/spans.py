@@ -86,6 +86,7 @@ class Tracing:
         self._calls: dict[int, SpanContext] = {}  # log position → its command's call span
         self._lock = threading.Lock()
         self._batches = itertools.count(1)
+        self._closed = False
 
     @classmethod
     def exporting(cls, exporter: SpanExporter, *, batched: bool) -> Tracing:
@@ -186,5 +187,7 @@ class Tracing:
         span.end()
 
     def close(self) -> None:
-        """Send the spans not yet sent (a few seconds at most), and stop."""
-        self.provider.shutdown()
+        """Send the spans not yet sent (a few seconds at most), and stop (again: nothing)."""
+        if not self._closed:
+            self._closed = True
+            self.provider.shutdown()

@@ -1,22 +1,30 @@
-"""OpenTelemetry tracing (issue 23), into the SDK's in-memory exporter: the spans of one Reveal
+"""OpenTelemetry tracing (issue 23). Into the SDK's in-memory exporter: the spans of one Reveal
 made through a real server on both stores, and how they hang together: the call continuing the
 caller's ``traceparent``, its wait in the writer's queue and its batch's commit as children of
-the call, and the projection of its events in a trace of its own, linked to the call."""
+the call, and the projection of its events in a trace of its own, linked to the call. Over
+OTLP: a real ``thirteen serve`` sending its spans to a receiver in the test, turned on by the
+flag or by the standard variable."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import pytest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from service._generated.thirteen.v1 import table_pb2
+from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from service.tracing import start_tracing
 from tests.e2e.helpers import arrange_well, deal, seated_table, wait_until
+from tests.support.cli import thirteen
 from tests.support.clock import ManualClock
+from tests.support.serve_process import SQLITE, ServeProcess
 from tests.support.server import ServerThread
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"  # the caller's, as W3C Trace Context writes it
@@ -50,6 +58,17 @@ def children(spans: Sequence[ReadableSpan], parent: ReadableSpan, name: str) -> 
     return [s for s in named(spans, name) if s.parent is not None and s.parent.span_id == parent_id]
 
 
+def times(span: ReadableSpan) -> tuple[int, int]:
+    assert span.start_time is not None and span.end_time is not None
+    return span.start_time, span.end_time
+
+
+def number(span: ReadableSpan, attribute: str) -> int:
+    found = (span.attributes or {}).get(attribute)
+    assert isinstance(found, int), f"{span.name} has no number {attribute}"
+    return found
+
+
 def test_a_reveals_spans_continue_the_callers_trace_and_link_its_projection(
     traced: ServerThread, exporter: InMemorySpanExporter
 ) -> None:
@@ -81,18 +100,17 @@ def test_a_reveals_spans_continue_the_callers_trace_and_link_its_projection(
 
     [queued] = children(spans, call, "thirteen.writer.queue")
     [commit] = children(spans, call, "thirteen.writer.commit")
-    assert call.start_time <= queued.start_time <= queued.end_time <= commit.start_time
-    assert commit.end_time <= call.end_time  # the call is answered once its batch is durable
-    attributes = commit.attributes or {}
-    assert attributes["thirteen.batch.commands"] == 1
-    assert attributes["thirteen.events"] >= 2  # the round's Revealed, the players' settlement
-    last = attributes["thirteen.log.last_position"]
+    assert times(call)[0] <= times(queued)[0] <= times(queued)[1] <= times(commit)[0]
+    assert times(commit)[1] <= times(call)[1]  # the call is answered once its batch is durable
+    assert number(commit, "thirteen.batch.commands") == 1
+    assert number(commit, "thirteen.events") >= 2  # the round's Revealed, the settlement
+    last = number(commit, "thirteen.log.last_position")
 
     assert projection.parent is None  # a trace of its own: no caller waits for it
     assert projection.context.trace_id != call.context.trace_id
-    assert projection.start_time >= call.start_time
-    taken = projection.attributes or {}
-    assert taken["thirteen.log.first_position"] <= last <= taken["thirteen.log.last_position"]
+    assert times(projection)[0] >= times(call)[0]
+    first_taken = number(projection, "thirteen.log.first_position")
+    assert first_taken <= last <= number(projection, "thirteen.log.last_position")
 
 
 def test_a_call_without_a_traceparent_starts_a_trace_of_its_own(
@@ -103,3 +121,75 @@ def test_a_call_without_a_traceparent_starts_a_trace_of_its_own(
     [opened] = named(spans, "/thirteen.v1.TableService/OpenTable")
     assert opened.parent is None
     assert children(spans, opened, "thirteen.writer.commit")
+
+
+class Collector(trace_service_pb2_grpc.TraceServiceServicer):
+    """An OTLP/gRPC receiver, as an OpenTelemetry Collector is to ``thirteen serve``: it keeps
+    the spans it is sent."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+        self.resources: list[dict[str, str]] = []
+
+    def Export(
+        self, request: trace_service_pb2.ExportTraceServiceRequest, context: grpc.ServicerContext
+    ) -> trace_service_pb2.ExportTraceServiceResponse:
+        for sent in request.resource_spans:
+            attributes = sent.resource.attributes
+            self.resources.append({a.key: a.value.string_value for a in attributes})
+            for scope in sent.scope_spans:
+                self.spans.extend(scope.spans)
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+
+@pytest.fixture
+def collector() -> Iterator[tuple[Collector, str]]:
+    received = Collector()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]  # untyped upstream
+        received, server
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield received, f"http://127.0.0.1:{port}"
+    server.stop(grace=None)
+
+
+@pytest.mark.parametrize("configured", ["flag", "environment"])
+def test_serve_sends_its_spans_over_otlp_where_the_flag_or_the_environment_says(
+    collector: tuple[Collector, str], tmp_path: Path, configured: str
+) -> None:
+    received, endpoint = collector
+    by_flag = configured == "flag"
+    environ = {**SQLITE, **({} if by_flag else {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})}
+    flags = ("--otlp-endpoint", endpoint) if by_flag else ()
+    served = ServeProcess(tmp_path / "data", *flags, environ=environ)
+    try:
+        served.wallets.Credit(
+            wallet_pb2.CreditRequest(player_id="ann", amount=10, transfer_id="in-ann"),
+            metadata=(("traceparent", TRACEPARENT),),
+        )
+    finally:
+        served.stop()  # a graceful stop sends the spans not yet sent
+    credit = [s for s in received.spans if s.name == "/thirteen.v1.WalletService/Credit"]
+    assert [s.trace_id.hex() for s in credit] == [TRACE_ID], "".join(served.lines[-20:])
+    assert credit[0].parent_span_id.hex() == PARENT_ID
+    inside = {s.name for s in received.spans if s.parent_span_id == credit[0].span_id}
+    assert inside == {"thirteen.writer.queue", "thirteen.writer.commit"}
+    assert {r.get("service.name") for r in received.resources} == {"thirteen"}
+
+
+def test_serve_refuses_an_otlp_endpoint_that_is_not_a_url(tmp_path: Path) -> None:
+    done = thirteen(
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data",
+        str(tmp_path),
+        "--otlp-endpoint",
+        "127.0.0.1:4317",
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert "http://HOST:PORT" in line
+    assert not (tmp_path / "thirteen.sqlite").exists()
