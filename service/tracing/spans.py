@@ -115,8 +115,8 @@ class Tracing:
 
     def queued(self) -> Mark | None:
         parent = otel_context.get_current()
-        if not trace.get_current_span(parent).get_span_context().is_valid:
-            return None  # not a traced call's (the sweeper's reveals)
+        if not trace.get_current_span(parent).is_recording():
+            return None  # not a sampled call's, nor a call's at all (the sweeper's reveals)
         return Mark(parent, time.time_ns())
 
     def taken(self, marks: Sequence[Any]) -> None:
