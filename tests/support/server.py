@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -21,9 +21,11 @@ from service.metrics import Metrics
 from service.opening import open_app
 from service.security.policy import Policy
 from service.transparency.keys import LOG_KEY_FILE, load_or_create
-from service.tracing.spans import Tracing
 from service.transparency.options import LogOptions
 from tests.support.clock import ManualClock
+
+if TYPE_CHECKING:
+    from service.tracing.spans import Tracing
 
 
 class ServerThread:
