@@ -19,13 +19,18 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from service._generated.thirteen.v1 import table_pb2, wallet_pb2
+from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2
+from service.bootstrap import ServerOnThread
+from service.opening import open_app
+from service.routing.peers import Routing
 from service.tracing import start_tracing
 from tests.e2e.helpers import arrange_well, deal, seated_table, wait_until
 from tests.support.cli import thirteen
 from tests.support.clock import ManualClock
+from tests.support.seed_key import ensure_seed_key
 from tests.support.serve_process import SQLITE, ServeProcess
 from tests.support.server import ServerThread
+from tests.support.stores import store_environ
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"  # the caller's, as W3C Trace Context writes it
 PARENT_ID = "00f067aa0ba902b7"
@@ -193,3 +198,51 @@ def test_serve_refuses_an_otlp_endpoint_that_is_not_a_url(tmp_path: Path) -> Non
     [line] = done.stderr.splitlines()
     assert "http://HOST:PORT" in line
     assert not (tmp_path / "thirteen.sqlite").exists()
+
+
+def test_a_call_a_replica_forwards_continues_the_callers_trace_at_the_tables_owner(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Two replicas on one PostgreSQL store, each tracing into the same exporter: a call made
+    to the replica that does not own the table is served by the owner, whose server span is a
+    child of the forwarding replica's, itself the caller's child."""
+    exporter = InMemorySpanExporter()
+    listed: list[str] = []
+    routing = Routing(listed=lambda: listed)
+    with store_environ("postgres", tmp_path) as environ:
+        seed_key = tmp_path / "seed.key"
+        ensure_seed_key(seed_key)
+        replicas: list[ServerOnThread] = []
+        try:
+            for name in ("a", "b"):
+                app = open_app(tmp_path / name, clock=clock, environ=environ, seed_key=seed_key)
+                tracing = start_tracing(None, exporter=exporter)
+                replicas.append(ServerOnThread(app, routing=routing, tracing=tracing))
+                listed.append(f"127.0.0.1:{replicas[-1].running.port}")
+            wait_until(
+                lambda: all(len(r.running.peers.live()) == 2 for r in replicas if r.running.peers),
+                "each replica to count the other live",
+            )
+            first = replicas[0].running.peers
+            assert first is not None
+            table = next(f"t{n}" for n in range(1000) if first.owner(f"t{n}") != first.me)
+            with grpc.insecure_channel(listed[0]) as channel:
+                table_pb2_grpc.TableServiceStub(channel).OpenTable(
+                    table_pb2.OpenTableRequest(table_id=table),
+                    metadata=(("traceparent", TRACEPARENT),),
+                )
+        finally:
+            for replica in replicas:
+                replica.stop()
+    opened = named(exporter.get_finished_spans(), "/thirteen.v1.TableService/OpenTable")
+    assert len(opened) == 2
+    [at_owner] = [
+        s for s in opened if s.parent is not None and s.parent.span_id != int(PARENT_ID, 16)
+    ]
+    [forwarding] = [s for s in opened if s is not at_owner]
+    assert {format(s.context.trace_id, "032x") for s in opened} == {TRACE_ID}
+    assert forwarding.parent is not None and format(forwarding.parent.span_id, "016x") == PARENT_ID
+    assert at_owner.parent is not None and at_owner.parent.span_id == forwarding.context.span_id
+    spans = exporter.get_finished_spans()
+    assert children(spans, at_owner, "thirteen.writer.commit")  # committed at the owner
+    assert not children(spans, forwarding, "thirteen.writer.commit")
