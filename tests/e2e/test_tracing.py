@@ -200,12 +200,14 @@ def test_serve_refuses_an_otlp_endpoint_that_is_not_a_url(tmp_path: Path) -> Non
     assert not (tmp_path / "thirteen.sqlite").exists()
 
 
+@pytest.mark.parametrize("forwarder", ["tracing", "not tracing"])
 def test_a_call_a_replica_forwards_continues_the_callers_trace_at_the_tables_owner(
-    tmp_path: Path, clock: ManualClock
+    tmp_path: Path, clock: ManualClock, forwarder: str
 ) -> None:
-    """Two replicas on one PostgreSQL store, each tracing into the same exporter: a call made
-    to the replica that does not own the table is served by the owner, whose server span is a
-    child of the forwarding replica's, itself the caller's child."""
+    """Two replicas on one PostgreSQL store: a call made to the replica that does not own the
+    table is served by the owner, whose server span is a child of the forwarding replica's
+    span, itself the caller's child; or, when the forwarding replica does not trace, a child of
+    the caller's span, whose ``traceparent`` it passed on as it came."""
     exporter = InMemorySpanExporter()
     listed: list[str] = []
     routing = Routing(listed=lambda: listed)
@@ -216,7 +218,8 @@ def test_a_call_a_replica_forwards_continues_the_callers_trace_at_the_tables_own
         try:
             for name in ("a", "b"):
                 app = open_app(tmp_path / name, clock=clock, environ=environ, seed_key=seed_key)
-                tracing = start_tracing(None, exporter=exporter)
+                traces = name == "b" or forwarder == "tracing"
+                tracing = start_tracing(None, exporter=exporter) if traces else None
                 replicas.append(ServerOnThread(app, routing=routing, tracing=tracing))
                 listed.append(f"127.0.0.1:{replicas[-1].running.port}")
             wait_until(
@@ -234,15 +237,16 @@ def test_a_call_a_replica_forwards_continues_the_callers_trace_at_the_tables_own
         finally:
             for replica in replicas:
                 replica.stop()
-    opened = named(exporter.get_finished_spans(), "/thirteen.v1.TableService/OpenTable")
-    assert len(opened) == 2
-    [at_owner] = [
-        s for s in opened if s.parent is not None and s.parent.span_id != int(PARENT_ID, 16)
-    ]
-    [forwarding] = [s for s in opened if s is not at_owner]
-    assert {format(s.context.trace_id, "032x") for s in opened} == {TRACE_ID}
-    assert forwarding.parent is not None and format(forwarding.parent.span_id, "016x") == PARENT_ID
-    assert at_owner.parent is not None and at_owner.parent.span_id == forwarding.context.span_id
     spans = exporter.get_finished_spans()
-    assert children(spans, at_owner, "thirteen.writer.commit")  # committed at the owner
-    assert not children(spans, forwarding, "thirteen.writer.commit")
+    opened = named(spans, "/thirteen.v1.TableService/OpenTable")
+    assert {format(s.context.trace_id, "032x") for s in opened} == {TRACE_ID}
+    [at_owner] = [s for s in opened if children(spans, s, "thirteen.writer.commit")]
+    assert at_owner.parent is not None
+    if forwarder == "tracing":
+        [forwarding] = [s for s in opened if s is not at_owner]
+        assert forwarding.parent is not None
+        assert format(forwarding.parent.span_id, "016x") == PARENT_ID
+        assert at_owner.parent.span_id == forwarding.context.span_id
+    else:
+        assert opened == [at_owner]
+        assert format(at_owner.parent.span_id, "016x") == PARENT_ID
