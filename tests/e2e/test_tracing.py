@@ -250,3 +250,25 @@ def test_a_call_a_replica_forwards_continues_the_callers_trace_at_the_tables_own
     else:
         assert opened == [at_owner]
         assert format(at_owner.parent.span_id, "016x") == PARENT_ID
+
+
+def test_serve_asked_to_trace_without_the_opentelemetry_packages_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    shadow = tmp_path / "without" / "opentelemetry"
+    shadow.mkdir(parents=True)  # found first on the path: as if the package were not installed
+    (shadow / "__init__.py").write_text("raise ImportError('absent', name='opentelemetry')\n")
+    done = thirteen(
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data",
+        str(tmp_path / "data"),
+        "--otlp-endpoint",
+        "http://127.0.0.1:4317",
+        env={"PYTHONPATH": str(shadow.parent)},
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.endswith("pip install 'thirteen[otel]'")
+    assert not (tmp_path / "data").exists()
