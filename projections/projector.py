@@ -104,6 +104,9 @@ class Projector:
         self.failure: str | None = None
         self.leading = False  # whether this process keeps the views now
         self.failed_runs = {"event": 0, "database": 0, "schema": 0}  # by cause (metrics)
+        # Told (after, last, began) once the views took in the events after position ``after``
+        # up to ``last``, a batch begun at ``began`` (``time.time_ns()``): ``service.tracing``.
+        self.on_projected: Callable[[int, int, int], None] | None = None
         self.fold = ViewFold()
         self._balances: dict[str, int] | None = None
         self._stall = None if stall_after is None else Stall(stall_after)
@@ -123,6 +126,8 @@ class Projector:
         """Project every event stored after the views' position; returns how many."""
         done = 0
         while True:
+            traced = self.on_projected
+            began = time.time_ns() if traced is not None else 0
             start = self.store.position()
             events = self.source.events_after(start, self.batch, ViewFold.TOPICS)
             if not events:
@@ -149,6 +154,8 @@ class Projector:
                 raise
             self._balances = balances
             done += len(events)
+            if traced is not None:
+                traced(start, events[-1][0], began)
             if progress is not None:
                 progress(events[-1][0])
 

@@ -52,6 +52,7 @@ from service.transparency.options import LogOptions
 
 if TYPE_CHECKING:
     from service.metrics import Metrics
+    from service.tracing.spans import Tracing
 
 log = structlog.get_logger("thirteen.server")
 T = TypeVar("T")
@@ -79,6 +80,7 @@ class Running:
     peers: Peers | None = None  # with replicas: who owns which table
     transparency: TransparencyLog | None = None
     metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
+    tracing: Tracing | None = None  # its spans are sent, and it stops, with the server
 
     def start_beside(self) -> None:
         """Start what runs beside the server: the follower, the sweeper, the projector, the log."""
@@ -110,6 +112,9 @@ class Running:
         self.executor.shutdown(wait=True)
         self.views.close()
         self.app.close()
+        if self.tracing is not None:
+            self.app.writer.tracer = None
+            self.tracing.close()
         if self.serving_lock is not None:
             self.serving_lock.release()
 
@@ -129,6 +134,7 @@ async def start(
     views_stall_after: float = STALL_AFTER,
     routing: Routing | None = None,
     max_in_flight: int = MAX_IN_FLIGHT,
+    tracing: Tracing | None = None,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
@@ -140,7 +146,8 @@ async def start(
     ``views_stall_after`` seconds while events wait. ``routing`` names the other replicas, to
     which the commands of the tables they own are passed (``service.routing``; default: every
     call is served here). Past ``max_in_flight`` unary calls at once, a call is answered
-    RESOURCE_EXHAUSTED (``service.rpc.admission``)."""
+    RESOURCE_EXHAUSTED (``service.rpc.admission``). ``tracing`` (``service.tracing``) makes
+    the spans of each call, and stops with the server."""
     if background not in BACKGROUNDS:
         raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
     elsewhere = background == WORKER
@@ -161,6 +168,7 @@ async def start(
             views_stall_after if elsewhere else None,
             routing,
             max_in_flight,
+            tracing,
         )
     except BaseException:
         if lock is not None:
@@ -194,6 +202,7 @@ async def _assemble(
     stall_after: float | None,
     routing: Routing | None,
     max_in_flight: int,
+    tracing: Tracing | None = None,
 ) -> Running:
     """``start``'s parts; ``stall_after`` given: a worker keeps the views and the log."""
     sweep_interval, poll_interval = intervals
@@ -226,6 +235,12 @@ async def _assemble(
     rounds = RoundTables(app)
     router = None if peers is None else Router(peers, rounds, executor)
     interceptors = _interceptors(policy, metrics, router, max_in_flight)
+    if tracing is not None:  # outermost: the call's span holds the others' work, refusals too
+        interceptors.insert(0, tracing.interceptor())
+        app.writer.tracer = tracing
+        projector.on_projected = tracing.projected
+        if router is not None:
+            router.trace_headers = tracing.headers
     server, port = create_server(servicers, interceptors, address, credentials)
     if peers is not None and routing is not None:
         store = await loop.run_in_executor(
@@ -254,6 +269,7 @@ async def _assemble(
         server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
     )
     running.transparency, running.metrics, running.peers = transparency_log, metrics, peers
+    running.tracing = tracing
     running.start_beside()
     if peers is not None:
         await peers.start()
@@ -348,10 +364,11 @@ async def serve_forever(
     background: str = HERE,
     routing: Routing | None = None,
     max_in_flight: int = MAX_IN_FLIGHT,
+    tracing: Tracing | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
-    ``transparency``, ``metrics``, ``background``, ``routing`` and ``max_in_flight`` as for
-    ``start``
+    ``transparency``, ``metrics``, ``background``, ``routing``, ``max_in_flight`` and
+    ``tracing`` as for ``start``
     (``mutual_tls`` only says, in the log, that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
@@ -364,6 +381,7 @@ async def serve_forever(
         background=background,
         routing=routing,
         max_in_flight=max_in_flight,
+        tracing=tracing,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"

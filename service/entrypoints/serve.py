@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from service.routing.peers import Routing
     from service.security.policy import Policy
     from service.security.tls import ServerTls
+    from service.tracing.spans import Tracing
     from service.transparency.options import LogOptions
 
 
@@ -63,6 +64,14 @@ def register(commands: Commands) -> None:
         "port 0 picks one)",
     )
     serve_parser.add_argument(
+        "--otlp-endpoint",
+        type=_otlp_endpoint,
+        metavar="URL",
+        help="send OpenTelemetry traces over OTLP/gRPC there, http://HOST:PORT or "
+        "https://HOST:PORT (default: none, unless OTEL_EXPORTER_OTLP_ENDPOINT is set; needs "
+        "thirteen[otel])",
+    )
+    serve_parser.add_argument(
         "--seed-key",
         type=Path,
         metavar="FILE",
@@ -83,6 +92,15 @@ def register(commands: Commands) -> None:
     register_transparency(serve_parser)
     replicas.register(serve_parser)
     serve_parser.set_defaults(run=serve)
+
+
+def _otlp_endpoint(text: str) -> str:
+    from service.tracing.setup import endpoint_url
+
+    try:
+        return endpoint_url(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _register_tls(serve_parser: argparse.ArgumentParser) -> None:
@@ -156,14 +174,33 @@ def serve(args: argparse.Namespace) -> int:
     if refused is not None:
         print(f"thirteen serve: cannot listen on {args.address}: {refused}", file=sys.stderr)
         return 1
+    tracing = _tracing(args)
+    if isinstance(tracing, int):
+        return tracing
     metrics = listening_metrics(args)  # before the store opens: a taken port changes nothing
     if isinstance(metrics, int):
         return metrics
     try:
-        return _serve(args, *security, metrics, routing)
+        return _serve(args, *security, metrics, routing, tracing)
     finally:
         if metrics is not None:
             metrics.close()
+        if tracing is not None:
+            tracing.close()
+
+
+def _tracing(args: argparse.Namespace) -> Tracing | int | None:
+    """Tracing, when ``--otlp-endpoint`` or the ``OTEL_*`` variables ask for it (None: off);
+    or, after one line saying why it cannot be on, the exit status 2."""
+    from service.tracing import TracingUnavailable, start_tracing, tracing_wanted
+
+    if not tracing_wanted(args.otlp_endpoint):
+        return None
+    try:
+        return start_tracing(args.otlp_endpoint)
+    except TracingUnavailable as error:
+        print(f"thirteen serve: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def _cannot_listen(address: str) -> str | None:
@@ -198,6 +235,7 @@ def _serve(
     policy: Policy | None,
     metrics: Metrics | None,
     routing: Routing | None,
+    tracing: Tracing | None,
 ) -> int:
     """``serve`` once its flags are checked: open the store and serve until a signal."""
     import asyncio
@@ -226,6 +264,7 @@ def _serve(
                 background=args.background,
                 routing=routing,
                 max_in_flight=args.max_in_flight,
+                tracing=tracing,
             )
         )
     except OSError as error:

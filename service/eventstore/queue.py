@@ -13,10 +13,10 @@ import functools
 import queue
 import random
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -35,6 +35,26 @@ class Job:
     present: Present | None
     answer: Answer
     attempt: int = 0
+    trace: Any = None  # with a ``JobTracer``: what it marked when the job was queued
+
+
+class JobTracer(Protocol):
+    """Told where each job goes through the writer (``service.tracing``), when tracing is on:
+    without one the writer does no tracing work at all."""
+
+    def queued(self) -> Any:
+        """On the caller's thread as it queues a job: a mark of the caller's trace (None when
+        it has none), handed back below."""
+        ...
+
+    def taken(self, marks: Sequence[Any]) -> None:
+        """On the writer's thread, as a batch of jobs with these marks begins."""
+        ...
+
+    def committed(self, marks: Sequence[tuple[Any, Sequence[int]]], started_ns: int) -> None:
+        """The batch is durable: each job's mark with the log positions of its events; its
+        transaction began at ``started_ns`` (``time.time_ns()``)."""
+        ...
 
 
 class CommandQueue:
@@ -46,6 +66,7 @@ class CommandQueue:
         self._ident = -1
         self._start = threading.Lock()
         self._stopped = False
+        self.tracer: JobTracer | None = None  # tracing is off without one
 
     def is_current(self) -> bool:
         return threading.get_ident() == self._ident
@@ -65,6 +86,8 @@ class CommandQueue:
 
     def _enqueue(self, run: Callable[[], Any], present: Present | None, answer: Answer) -> None:
         job = Job(functools.partial(contextvars.copy_context().run, run), present, answer)
+        if self.tracer is not None:
+            job.trace = self.tracer.queued()
         with self._start:
             if not self._stopped:
                 if self._thread is None:

@@ -227,10 +227,16 @@ class Writer(CommandQueue):
         batch = self.batch = Batch()
         outcomes: list[tuple[Job, Any, Exception | None]] = []
         took: float | None = None  # the commit's seconds, once it is durable
+        tracer = self.tracer
+        traced: list[tuple[Any, int, int]] = []  # with a tracer: each job's mark and events
+        if tracer is not None:
+            tracer.taken([job.trace for job in jobs])
         try:
             if self.fastforward:
                 self._catch_up()
             for job in jobs:
+                if tracer is not None:
+                    traced.append((job.trace, len(batch.events), 0))
                 try:
                     result = self._run_one(job, batch)
                 except UndoFailed:
@@ -243,9 +249,16 @@ class Writer(CommandQueue):
                 except Exception as failed:  # a fault in presenting: the command still stands
                     log.exception("present_failed")
                     outcomes.append((job, None, failed))
+            if tracer is not None:  # each job's events end where the next one's begin
+                ends = [first for _, first, _ in traced[1:]] + [len(batch.events)]
+                traced = [
+                    (mark, first, end) for (mark, first, _), end in zip(traced, ends, strict=True)
+                ]
+            recordings: list[Recording[UUID]] = []
             if batch.events:
+                started_ns = time.time_ns() if tracer is not None else 0
                 started = time.perf_counter()
-                self._commit(batch)
+                recordings = self._commit(batch)
                 took = time.perf_counter() - started
         except IntegrityError:  # another replica wrote one of these streams first
             self._forget(batch)
@@ -284,6 +297,9 @@ class Writer(CommandQueue):
             job.answer.give(value, error)
         if took is not None and self.on_commit is not None:  # after every answer is given
             self.on_commit(len(jobs), took)
+        if took is not None and tracer is not None:
+            positions = [r.notification.id for r in recordings]
+            tracer.committed([(mark, positions[a:b]) for mark, a, b in traced], started_ns)
 
     def _run_one(self, job: Job, batch: Batch) -> Any:
         """Run a command in the batch; a refusal changes nothing. On PostgreSQL a refusal is
@@ -332,12 +348,13 @@ class Writer(CommandQueue):
             self._behind.add(aggregate_id)
         return bool(fresh)
 
-    def _commit(self, batch: Batch) -> None:
+    def _commit(self, batch: Batch) -> list[Recording[UUID]]:
         recordings = self.app.commit(batch.events)
         for saved, start in batch.saves:
             saved.recordings = recordings[start : start + len(saved.events)]
         for aggregate_id, aggregate in batch.touched.items():
             self.live.put(aggregate_id, aggregate)
+        return recordings
 
     def _undo(self, batch: Batch, events: int, saves: int) -> None:
         """Put back the aggregates a refused command changed: the stored version the batch

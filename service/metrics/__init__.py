@@ -8,10 +8,19 @@ Prometheus scrapes, ``endpoint`` serves it all over HTTP.
 
 from __future__ import annotations
 
+import importlib.metadata
+import platform
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Gauge, ProcessCollector, disable_created_metrics
+import grpc
+from prometheus_client import (
+    CollectorRegistry,
+    Gauge,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+)
 
 from service.metrics.calls import CallMeter
 from service.metrics.commits import Commits
@@ -28,6 +37,25 @@ if TYPE_CHECKING:
 __all__ = ["EndpointError", "Metrics"]
 
 
+def version() -> str:
+    """This installation's version of thirteen (``unknown`` when run from a bare checkout)."""
+    try:
+        return importlib.metadata.version("thirteen")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_info(registry: CollectorRegistry) -> None:
+    """``thirteen_build_info``, always 1, its labels saying what runs: a dashboard joins on it
+    to tell replicas of different versions apart during an upgrade."""
+    Gauge(
+        "thirteen_build_info",
+        "What this process runs: thirteen's version, Python's and grpcio's (always 1).",
+        ["version", "python", "grpcio"],
+        registry=registry,
+    ).labels(version(), platform.python_version(), grpc.__version__).set(1)
+
+
 class Metrics:
     """The metrics of one server: its registry, the HTTP endpoint serving it (``listen``), the
     interceptor that meters the calls (``interceptor``) and the hooks into the server's parts
@@ -41,6 +69,8 @@ class Metrics:
         # This process's CPU and memory (``process_cpu_seconds_total`` …): a serving process
         # and a ``thirteen worker`` each report their own, on their own endpoints.
         ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)  # python_info
+        build_info(self.registry)
         self.commits = Commits(self.registry)
         self.endpoint: Endpoint | None = None
         self._calls: CallMeter | None = None

@@ -30,6 +30,7 @@ from service.rpc.behalf import forwarded_by, headers, mark_passed_on
 from service.rpc.guards import Context, GuardingInterceptor, Handler
 from service.rpc.runner import REQUEST_ID, request_id_of
 from service.rpc.status import to_status
+from service.tracing.context import Headers, passed_through
 
 log = structlog.get_logger("thirteen.routing")
 
@@ -66,6 +67,9 @@ class Router(GuardingInterceptor):
         self.peers = peers
         self.rounds = rounds
         self.executor = executor
+        # The trace context a passed-on call carries: the caller's as it came, or, with
+        # tracing on here, this replica's span of the call (``service.tracing``).
+        self.trace_headers: Callable[[Context[Any, Any]], Headers] = passed_through
 
     def wrap(self, path: str, found: Handler[Any, Any]) -> Handler[Any, Any]:
         handler: Any = found  # grpc.aio's handlers are namedtuples, rewired untyped
@@ -113,7 +117,11 @@ class Router(GuardingInterceptor):
         """The owner's encoded answer, or None when the owner could not be reached (serve the
         call here); the owner's refusal is raised as the same status."""
         request_id = request_id_of(context)
-        metadata = ((REQUEST_ID, request_id), *headers(caller.current().identity, self.peers.me))
+        metadata = (
+            (REQUEST_ID, request_id),
+            *headers(caller.current().identity, self.peers.me),
+            *self.trace_headers(context),
+        )
         call = self.peers.caller(target, path, type(request).SerializeToString)
         remaining = context.time_remaining()
         capped = remaining is None or remaining > FORWARD_TIMEOUT

@@ -17,6 +17,8 @@ Check = Callable[[Any, Context[Any, Any]], Awaitable[None]]
 Ended = Callable[[Context[Any, Any], BaseException | None, float], None]
 """Told as a call ends: its context, what it raised (None: it returned) and the seconds since
 its wrapped behaviour began. It must not raise."""
+Began = Callable[[], None]
+"""Told as a call's wrapped behaviour begins (with ``ended``). It must not raise."""
 
 
 class Guards:
@@ -62,12 +64,17 @@ class GuardingInterceptor(grpc.aio.ServerInterceptor):
 
 
 def guarded(
-    found: Handler[Any, Any], check: Check | None, *, ended: Ended | None = None, **replace: Any
+    found: Handler[Any, Any],
+    check: Check | None,
+    *,
+    ended: Ended | None = None,
+    began: Began | None = None,
+    **replace: Any,
 ) -> Handler[Any, Any] | None:
     """``found`` with ``check(request, context)`` awaited before its unary or server-streaming
-    behaviour (a check refuses by aborting the call), ``ended`` told when the call ends, and
-    the fields in ``replace`` swapped; None for a client-streaming method (reflection's), which
-    the caller passes or refuses."""
+    behaviour (a check refuses by aborting the call), ``began`` and ``ended`` told when the
+    call begins and ends, and the fields in ``replace`` swapped; None for a client-streaming
+    method (reflection's), which the caller passes or refuses."""
     # Under grpc.aio a handler is a namedtuple (``_replace``) of coroutine functions; the stubs
     # declare an abstract class of plain callables, so it is rewired untyped here.
     handler: Any = found
@@ -79,7 +86,7 @@ def guarded(
                 await check(request, context)
             return await unary(request, context)
 
-        behaviour = guarded_unary if ended is None else _timed_unary(guarded_unary, ended)
+        behaviour = guarded_unary if ended is None else _timed_unary(guarded_unary, ended, began)
         rewired: Handler[Any, Any] = handler._replace(unary_unary=behaviour, **replace)
         return rewired
     if handler.unary_stream is not None:
@@ -91,16 +98,18 @@ def guarded(
             async for message in stream(request, context):
                 yield message
 
-        messages = guarded_stream if ended is None else _timed_stream(guarded_stream, ended)
+        messages = guarded_stream if ended is None else _timed_stream(guarded_stream, ended, began)
         rewired = handler._replace(unary_stream=messages, **replace)
         return rewired
     return None
 
 
 def _timed_unary(
-    unary: Callable[[Any, Context[Any, Any]], Awaitable[Any]], ended: Ended
+    unary: Callable[[Any, Context[Any, Any]], Awaitable[Any]], ended: Ended, began: Began | None
 ) -> Callable[[Any, Context[Any, Any]], Awaitable[Any]]:
     async def timed(request: Any, context: Context[Any, Any]) -> Any:
+        if began is not None:
+            began()
         started = time.perf_counter()
         try:
             response = await unary(request, context)
@@ -114,9 +123,13 @@ def _timed_unary(
 
 
 def _timed_stream(
-    stream: Callable[[Any, Context[Any, Any]], AsyncIterator[Any]], ended: Ended
+    stream: Callable[[Any, Context[Any, Any]], AsyncIterator[Any]],
+    ended: Ended,
+    began: Began | None,
 ) -> Callable[[Any, Context[Any, Any]], AsyncIterator[Any]]:
     async def timed(request: Any, context: Context[Any, Any]) -> AsyncIterator[Any]:
+        if began is not None:
+            began()
         started = time.perf_counter()
         try:
             async for message in stream(request, context):

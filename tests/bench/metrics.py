@@ -77,6 +77,9 @@ def cost() -> tuple[float, float, float, int]:
             service, method = meter.labels(path)
             meter.requests.labels(service, method, code).inc()
             meter.durations.labels(service, method).observe(0.001)
+            meter.started.labels("unary", service, method).inc()
+            meter.handled.labels("unary", service, method, code).inc()
+            meter.handling.labels("unary", service, method).observe(0.001)
     started = time.thread_time()
     for _ in range(SCRAPES):
         text = generate_latest(metrics.registry)

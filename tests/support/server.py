@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -24,6 +24,9 @@ from service.transparency.keys import LOG_KEY_FILE, load_or_create
 from service.transparency.options import LogOptions
 from tests.support.clock import ManualClock
 
+if TYPE_CHECKING:
+    from service.tracing.spans import Tracing
+
 
 class ServerThread:
     """Start with ``ServerThread(data, environ, clock)``; ``stop()`` shuts it down gracefully.
@@ -40,6 +43,7 @@ class ServerThread:
         channel_credentials: grpc.ChannelCredentials | None = None,
         transparency: LogOptions | None = None,
         metrics: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         self.clock = clock
         # With ``metrics``, Prometheus metrics on an ephemeral port, at ``metrics_url``.
@@ -61,6 +65,7 @@ class ServerThread:
                 policy=policy,
                 transparency=transparency,
                 metrics=self.metrics,
+                tracing=tracing,
             )
         except BaseException:
             if self.metrics is not None:  # listening since before the start that failed
