@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from service.entrypoints import (
     audit,
+    configuring,
     console,
     demo,
     keys,
@@ -22,6 +23,7 @@ from service.entrypoints import (
     witness,
     worker,
 )
+from service.entrypoints.configuring import version
 from service.entrypoints.options import Parser
 
 GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rng)
@@ -30,9 +32,11 @@ GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rn
 
 def build_parser() -> Parser:
     parser = Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
+    parser.add_argument("--version", action="version", version=f"thirteen {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for group in GROUPS:
         group.register(commands)
+    configuring.enable(commands.choices)
     return parser
 
 

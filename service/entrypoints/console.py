@@ -15,6 +15,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import (
     Commands,
     add_client_tls,
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             "--allow-remote behind a proxy that authenticates staff"
         )
     service_logging.configure(args.log_level)
+    log_effective(args)
     try:
         return asyncio.run(_serve(args, credentials, remote))
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from service.bootstrap.backgrounds import BACKGROUNDS
 from service.entrypoints import replicas
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import (
     Commands,
     add_data,
@@ -144,6 +145,7 @@ def serve(args: argparse.Namespace) -> int:
     from service import logging as service_logging
 
     service_logging.configure(args.log_level)
+    log_effective(args)
     routing = replicas.routing(args)
     if isinstance(routing, str):
         print(f"thirteen serve: {routing}", file=sys.stderr)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port
 from service.entrypoints.serve import register_transparency
 from service.entrypoints.starting import Refused, listening_metrics, say_metrics
@@ -44,6 +45,7 @@ def work(args: argparse.Namespace) -> int:
     from service import logging as service_logging
 
     service_logging.configure(args.log_level)
+    log_effective(args)
     metrics = listening_metrics(args)
     if isinstance(metrics, int):
         return metrics
