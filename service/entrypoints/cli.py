@@ -36,7 +36,9 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for group in GROUPS:
         group.register(commands)
-    configuring.enable(commands.choices)
+    for command in configuring.CONFIGURED:  # flags also from THIRTEEN_* and a TOML file
+        configuring.enable(commands.choices[command], command)
+        commands.choices[command].configured_as = command
     return parser
 
 

@@ -18,10 +18,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from service.entrypoints.options import Parser
+from typing import Any
 
 CONFIGURED = ("serve", "worker", "console", "witness")
 """The commands whose flags also come from the environment and a file."""
@@ -44,19 +41,16 @@ STORE_SETTINGS = (
 password never."""
 
 
-def enable(commands: Mapping[str, Parser]) -> None:
-    """Give each configured command ``--config`` and its settings from the environment and
-    the file (``Parser.configured_as``)."""
-    for command in CONFIGURED:
-        parser = commands[command]
-        parser.add_argument(
-            "--config",
-            type=Path,
-            metavar="FILE",
-            help=f"read flags from the [{command}] table of this TOML file (a flag given here "
-            f"or a {env_name(command, 'flag')} variable wins); docs/operating/configure.md",
-        )
-        parser.configured_as = command
+def enable(parser: argparse.ArgumentParser, command: str) -> None:
+    """Give a configured command ``--config`` (its settings are read when its parser parses:
+    ``service.entrypoints.options.Parser``)."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"read flags from the [{command}] table of this TOML file (a flag given here "
+        f"or a {env_name(command, 'flag')} variable wins); docs/operating/configure.md",
+    )
 
 
 def settable(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -89,13 +83,12 @@ class Setting:
 
 
 def parse_known_args(
-    parser: Parser,
+    parser: argparse.ArgumentParser,
+    command: str,
     parse: Callable[[Sequence[str], argparse.Namespace], tuple[argparse.Namespace, list[str]]],
     argv: Sequence[str],
 ) -> tuple[argparse.Namespace, list[str]]:
     """``parse(argv)`` with the command's settings under the flags given in ``argv``."""
-    command = parser.configured_as
-    assert command is not None
     flags = settable(parser)
     try:
         settings = _settings(command, flags, argv, os.environ)

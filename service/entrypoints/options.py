@@ -32,7 +32,9 @@ class Parser(argparse.ArgumentParser):
             return super().parse_known_args(args, namespace)
         from service.entrypoints import configuring
 
-        return configuring.parse_known_args(self, super().parse_known_args, args)
+        return configuring.parse_known_args(
+            self, self.configured_as, super().parse_known_args, args
+        )
 
     def error(self, message: str) -> NoReturn:
         """One line instead of argparse's usage block (exit status 2 as argparse's own)."""
