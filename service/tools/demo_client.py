@@ -43,6 +43,12 @@ class Api:
 
     def _explain(self, method: str, error: grpc.RpcError) -> str:
         code, details = error.code(), error.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE and not self.tls and speaks_tls(self.address):
+            return (
+                f"the server at {self.address} serves TLS and the demo spoke plaintext: give "
+                "--ca (the CA that signed the server's certificate), and --cert and --key when it "
+                "asks for a client certificate (mutual TLS)"
+            )
         if code == grpc.StatusCode.UNAVAILABLE:
             # A refused TLS handshake reaches the client as a closed socket, nothing more.
             tls = (
@@ -63,3 +69,25 @@ class Api:
 
     def close(self) -> None:
         self.channel.close()
+
+
+def speaks_tls(address: str, timeout: float = 3.0) -> bool:
+    """Whether whatever listens at ``address`` completes a TLS handshake (its certificate not
+    checked: only the protocol is asked). A plaintext gRPC server answers a ClientHello with an
+    HTTP/2 frame, which no handshake completes with."""
+    import socket
+    import ssl
+
+    host, _, port = address.rpartition(":")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])
+    try:
+        with (
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as raw,
+            context.wrap_socket(raw, server_hostname=None),
+        ):
+            return True
+    except (OSError, ValueError):  # ssl.SSLError is an OSError
+        return False
