@@ -7,6 +7,10 @@ a traceback.
 
 from __future__ import annotations
 
+import errno
+import io
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -42,14 +46,41 @@ def build_parser() -> Parser:
     return parser
 
 
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""The reader of standard output stopped reading (``| head``): the status a shell sees of a
+program the signal stopped, without a word on stderr."""
+EXIT_CANNOT_WRITE = 1
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show 十三水 gets \u escapes
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        status = int(args.run(args))
+        sys.stdout.flush()  # here, where a full disk is one line, not at the exit
+        return status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        _stdout_discarded()
+        return EXIT_BROKEN_PIPE
+    except OSError as error:
+        if error.errno not in WRITE_ERRORS:
+            raise
+        _stdout_discarded()
+        print(f"thirteen: cannot write the output: {error.strerror}", file=sys.stderr)
+        return EXIT_CANNOT_WRITE
+
+
+def _stdout_discarded() -> None:
+    """Standard output pointed at /dev/null, so that the interpreter's own flush at the exit
+    of what is still buffered fails no more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -113,7 +113,6 @@ def run(args: argparse.Namespace) -> int:
             "--allow-remote behind a proxy that authenticates staff"
         )
     service_logging.configure(args.log_level)
-    log_effective(args)
     try:
         return asyncio.run(_serve(args, credentials, remote))
     except KeyboardInterrupt:
@@ -152,6 +151,7 @@ async def _serve(
             file=sys.stderr,
         )
         return EXIT_CANNOT_LISTEN
+    log_effective(args)  # serving: a refusal before stays one line
     bound = runner.addresses[0]
     where = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     transport = "plaintext" if credentials is None else "TLS"

@@ -50,8 +50,19 @@ def refuse(command: str, message: str) -> int:
 def add_data(parser: argparse.ArgumentParser) -> None:
     """``--data``: where the SQLite store is (PostgreSQL is chosen by ``THIRTEEN_STORE``)."""
     parser.add_argument(
-        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+        "--data",
+        type=directory,
+        default="var",
+        help="data directory of the SQLite store (default ./var)",
     )
+
+
+def directory(text: str) -> str:
+    """A directory's path; not empty, which would mean the current directory by accident (an
+    unset variable in ``--data "$DIR"``): ``.`` says so on purpose."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a directory, got '' (give . for this one)")
+    return text
 
 
 def add_log_level(parser: argparse.ArgumentParser) -> None:

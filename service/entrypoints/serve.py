@@ -145,7 +145,6 @@ def serve(args: argparse.Namespace) -> int:
     from service import logging as service_logging
 
     service_logging.configure(args.log_level)
-    log_effective(args)
     routing = replicas.routing(args)
     if isinstance(routing, str):
         print(f"thirteen serve: {routing}", file=sys.stderr)
@@ -322,7 +321,9 @@ def _banner(
     metrics: Metrics | None,
     port: int,
 ) -> None:
-    """What a person starting ``serve`` reads once it serves: where, how, and what to try."""
+    """What a person starting ``serve`` reads once it serves: where, how, and what to try; and
+    the effective configuration, logged."""
+    log_effective(args)
     host = args.address.rsplit(":", 1)[0]
     transport = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
     client = "" if tls is None else " --ca CA.pem"

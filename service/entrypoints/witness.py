@@ -103,7 +103,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"thirteen witness: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     service_logging.configure()  # JSON lines on stderr: stdout has the cosigned checkpoints
-    log_effective(args)
     log = Log(channel)
     print(
         f"thirteen witness: {witness.name} watching {args.log} (log {log_key.name}); "
@@ -111,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    log_effective(args)
     try:
         while True:
             try:

@@ -45,7 +45,6 @@ def work(args: argparse.Namespace) -> int:
     from service import logging as service_logging
 
     service_logging.configure(args.log_level)
-    log_effective(args)
     metrics = listening_metrics(args)
     if isinstance(metrics, int):
         return metrics
@@ -68,7 +67,7 @@ def _work(args: argparse.Namespace, metrics: Metrics | None) -> int:
         app,
         transparency=transparency,
         metrics=metrics,
-        on_started=lambda _: _banner(app, metrics),
+        on_started=lambda _: _banner(args, app, metrics),
     )
     return 0
 
@@ -96,7 +95,8 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     return app, transparency
 
 
-def _banner(app: Thirteen, metrics: Metrics | None) -> None:
+def _banner(args: argparse.Namespace, app: Thirteen, metrics: Metrics | None) -> None:
+    log_effective(args)
     print(
         f"thirteen: working on the views and the transparency log (store: {app.database.kind});"
         " serve them with `thirteen serve --background worker`",
