@@ -44,8 +44,9 @@ DATA ?= var
 run: setup
 	@echo "thirteen: serving on $(ADDRESS) with SQLite under ./$(DATA), seed key $(DATA)/seed.key, log key $(DATA)/log.key (Ctrl-C stops)."
 	@echo "  In another terminal:  $(BIN)/thirteen demo --address $(ADDRESS)"
-	@echo "  Or with reflection:   $(BIN)/buf curl --protocol grpc --http2-prior-knowledge \\"
-	@echo "      --data '{\"player_id\": \"alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/GetBalance"
+	@echo "  Or with reflection (a new store holds no wallet until a Credit makes one):"
+	@echo "    $(BIN)/buf curl --protocol grpc --http2-prior-knowledge --data '{\"player_id\": \"alice\", \"amount\": 100, \"transfer_id\": \"try-alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/Credit"
+	@echo "    $(BIN)/buf curl --protocol grpc --http2-prior-knowledge --data '{\"player_id\": \"alice\"}' http://$(ADDRESS)/thirteen.v1.WalletService/GetBalance"
 	$(BIN)/thirteen serve --address $(ADDRESS) --data $(DATA)
 
 # ONLY="service watch" runs only the named sections (engine encoding service heavy projections

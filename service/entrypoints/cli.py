@@ -7,11 +7,16 @@ a traceback.
 
 from __future__ import annotations
 
+import errno
+import io
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
 from service.entrypoints import (
     audit,
+    configuring,
     console,
     demo,
     keys,
@@ -22,6 +27,7 @@ from service.entrypoints import (
     witness,
     worker,
 )
+from service.entrypoints.configuring import version
 from service.entrypoints.options import Parser
 
 GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rng)
@@ -30,20 +36,51 @@ GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rn
 
 def build_parser() -> Parser:
     parser = Parser(prog="thirteen", description="十三水 (Thirteen) rules engine and service.")
+    parser.add_argument("--version", action="version", version=f"thirteen {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for group in GROUPS:
         group.register(commands)
+    for command in configuring.CONFIGURED:  # flags also from THIRTEEN_* and a TOML file
+        configuring.enable(commands.choices[command], command)
+        commands.choices[command].configured_as = command
     return parser
 
 
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""The reader of standard output stopped reading (``| head``): the status a shell sees of a
+program the signal stopped, without a word on stderr."""
+EXIT_CANNOT_WRITE = 1
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show 十三水 gets \u escapes
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        status = int(args.run(args))
+        sys.stdout.flush()  # here, where a full disk is one line, not at the exit
+        return status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        _stdout_discarded()
+        return EXIT_BROKEN_PIPE
+    except OSError as error:
+        if error.errno not in WRITE_ERRORS:
+            raise
+        _stdout_discarded()
+        print(f"thirteen: cannot write the output: {error.strerror}", file=sys.stderr)
+        return EXIT_CANNOT_WRITE
+
+
+def _stdout_discarded() -> None:
+    """Standard output pointed at /dev/null, so that the interpreter's own flush at the exit
+    of what is still buffered fails no more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

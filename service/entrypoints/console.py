@@ -15,6 +15,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import (
     Commands,
     add_client_tls,
@@ -150,6 +151,7 @@ async def _serve(
             file=sys.stderr,
         )
         return EXIT_CANNOT_LISTEN
+    log_effective(args)  # serving: a refusal before stays one line
     bound = runner.addresses[0]
     where = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     transport = "plaintext" if credentials is None else "TLS"

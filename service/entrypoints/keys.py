@@ -63,8 +63,12 @@ def dev_certs(args: argparse.Namespace) -> int:
 
 def seed_key_create(args: argparse.Namespace) -> int:
     """A new seed key file, never over an existing one."""
+    from service import logging as service_logging
     from service.seed_keys import SeedKeyError, create
 
+    # Logs to stderr, warnings only: stdout has the one line below (the key's creation is logged
+    # as seed_key_created where a server creates it).
+    service_logging.configure("warning")
     exists = f"{args.file} exists: a seed key file is never replaced"
     if args.file.exists() or args.file.is_symlink():
         return refuse("seed-key init", exists)

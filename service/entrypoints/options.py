@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
@@ -20,6 +21,21 @@ Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
 
 
 class Parser(argparse.ArgumentParser):
+    configured_as: str | None = None
+    """The command whose flags also come from the environment and a TOML file
+    (``service.entrypoints.configuring``), or None."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self.configured_as is None or args is None or namespace is not None:
+            return super().parse_known_args(args, namespace)
+        from service.entrypoints import configuring
+
+        return configuring.parse_known_args(
+            self, self.configured_as, super().parse_known_args, args
+        )
+
     def error(self, message: str) -> NoReturn:
         """One line instead of argparse's usage block (exit status 2 as argparse's own)."""
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see --help)\n")
@@ -34,8 +50,19 @@ def refuse(command: str, message: str) -> int:
 def add_data(parser: argparse.ArgumentParser) -> None:
     """``--data``: where the SQLite store is (PostgreSQL is chosen by ``THIRTEEN_STORE``)."""
     parser.add_argument(
-        "--data", default="var", help="data directory of the SQLite store (default ./var)"
+        "--data",
+        type=directory,
+        default="var",
+        help="data directory of the SQLite store (default ./var)",
     )
+
+
+def directory(text: str) -> str:
+    """A directory's path; not empty, which would mean the current directory by accident (an
+    unset variable in ``--data "$DIR"``): ``.`` says so on purpose."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a directory, got '' (give . for this one)")
+    return text
 
 
 def add_log_level(parser: argparse.ArgumentParser) -> None:

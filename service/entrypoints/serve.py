@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from service.bootstrap.backgrounds import BACKGROUNDS
 from service.entrypoints import replicas
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import (
     Commands,
     add_data,
@@ -359,7 +360,9 @@ def _banner(
     metrics: Metrics | None,
     port: int,
 ) -> None:
-    """What a person starting ``serve`` reads once it serves: where, how, and what to try."""
+    """What a person starting ``serve`` reads once it serves: where, how, and what to try; and
+    the effective configuration, logged."""
+    log_effective(args)
     host = args.address.rsplit(":", 1)[0]
     transport = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
     client = "" if tls is None else " --ca CA.pem"

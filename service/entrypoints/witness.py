@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import Commands, add_client_tls, client_credentials, host_port
 from service.tools.terminal import EXIT_BAD_INPUT
 
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     """``thirteen witness``."""
     import grpc
 
+    from service import logging as service_logging
     from service.witness.polling import RETRIED, Alarm, Log, Unproven, poll
     from service.witness.state import BadInput, describe
 
@@ -100,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     except BadInput as error:
         print(f"thirteen witness: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    service_logging.configure()  # JSON lines on stderr: stdout has the cosigned checkpoints
     log = Log(channel)
     print(
         f"thirteen witness: {witness.name} watching {args.log} (log {log_key.name}); "
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    log_effective(args)
     try:
         while True:
             try:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port
 from service.entrypoints.serve import register_transparency
 from service.entrypoints.starting import Refused, listening_metrics, say_metrics
@@ -66,7 +67,7 @@ def _work(args: argparse.Namespace, metrics: Metrics | None) -> int:
         app,
         transparency=transparency,
         metrics=metrics,
-        on_started=lambda _: _banner(app, metrics),
+        on_started=lambda _: _banner(args, app, metrics),
     )
     return 0
 
@@ -94,7 +95,8 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     return app, transparency
 
 
-def _banner(app: Thirteen, metrics: Metrics | None) -> None:
+def _banner(args: argparse.Namespace, app: Thirteen, metrics: Metrics | None) -> None:
+    log_effective(args)
     print(
         f"thirteen: working on the views and the transparency log (store: {app.database.kind});"
         " serve them with `thirteen serve --background worker`",

@@ -109,9 +109,29 @@ def _record_from_json(data: Mapping[str, Any]) -> StoredRecord:
 
 def from_document(text: str) -> Evidence:
     """An export read back; raises ValueError when it is not one."""
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+        if (
+            isinstance(data, dict)
+            and set(data) == {"document"}
+            and isinstance(data["document"], str)
+        ):
+            # ExportRound's response as `buf curl` prints it: the export is its one field.
+            data = json.loads(data["document"])
+    except json.JSONDecodeError as error:
+        raise ValueError(f"it is not JSON ({error})") from None
     if not isinstance(data, dict) or data.get("format") not in FORMATS:
-        raise ValueError(f"not a round export (expected format {' or '.join(FORMATS)})")
+        what = (
+            "it is not a JSON object"
+            if not isinstance(data, dict)
+            else "it has no format"
+            if "format" not in data
+            else f"its format is {str(data['format'])[:60]!r}"
+        )
+        raise ValueError(
+            f"{what}, expected {' or '.join(FORMATS)}: give the document ExportRound returns "
+            "(or its whole response, as `buf curl` prints it)"
+        )
     return Evidence(
         round_id=str(data["round_id"]),
         table_id=str(data["table_id"]),

@@ -18,6 +18,7 @@ from service._generated.thirteen.v1 import (
     transparency_pb2,
     wallet_pb2,
 )
+from service.rpc import reflecting
 from service.rpc.admission import MAX_IN_FLIGHT
 
 MAX_MESSAGE_BYTES = 1 << 20  # a request is a few hundred bytes; refuse anything near a MiB
@@ -68,7 +69,9 @@ def create_server(
     )
     for register in servicers:
         register(server)
-    reflection.enable_server_reflection(KNOWN_SERVICES, server)
+    reflection.enable_server_reflection(
+        KNOWN_SERVICES, server, pool=reflecting.pool(KNOWN_SERVICES)
+    )
     try:
         if credentials is None:
             port = server.add_insecure_port(address)

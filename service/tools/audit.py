@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.receipt and args.all:
         return _refuse("--receipt belongs to one round (--round or --file), not --all")
+    if args.receipt and not re.fullmatch(r"[0-9a-f]{64}", args.receipt):
+        # A mistyped receipt is bad input, not a chain that was tampered with.
+        return _refuse(
+            f"--receipt must be the receipt Reveal returned (64 hex digits), got "
+            f"{args.receipt[:80]!r}"
+        )
     if args.earlier_checkpoint and args.round:
         return _refuse("--earlier-checkpoint checks a whole log: give --all (or --file)")
     keys = audit_keys(args)

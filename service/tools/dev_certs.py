@@ -5,6 +5,7 @@ TLS on one machine. Not for production: the CA key sits beside the certificates 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -23,18 +24,23 @@ VALIDITY = datetime.timedelta(days=365)
 CLOCK_SKEW = datetime.timedelta(minutes=5)  # valid a little before now, for a clock behind
 TRUST_DOMAIN = "spiffe://thirteen.dev"
 SERVER_NAMES = ("localhost", "127.0.0.1", "::1")
+CONSOLE = "console"
+IDENTITIES = {**{role: (role,) for role in ROLES}, CONSOLE: ("reader", "auditor")}
+"""Each development client certificate's name and the roles the policy grants it: one per
+role, and the dispute console's, which reads rounds (reader) and their exports (auditor)."""
 
 
-def identity(role: str) -> str:
-    """The URI SAN of a role's client certificate, which the policy names."""
-    return f"{TRUST_DOMAIN}/{role}"
+def identity(name: str) -> str:
+    """The URI SAN of a client certificate (a role's, or the console's), which the policy
+    names."""
+    return f"{TRUST_DOMAIN}/{name}"
 
 
 def file_names() -> list[str]:
     """Every file ``write`` creates, in the order it lists them."""
     names = ["ca.pem", "ca.key", "server.pem", "server.key"]
-    for role in ROLES:
-        names += [f"{role}.pem", f"{role}.key"]
+    for name in IDENTITIES:
+        names += [f"{name}.pem", f"{name}.key"]
     return [*names, "policy.toml"]
 
 
@@ -79,15 +85,17 @@ def _write_all(directory: Path, now: datetime.datetime) -> list[str]:
         "server",
         *_leaf(ca, ca_key, "localhost", server_names, ExtendedKeyUsageOID.SERVER_AUTH, now),
     )
-    for role in ROLES:
-        names: list[x509.GeneralName] = [x509.UniformResourceIdentifier(identity(role))]
+    for name in IDENTITIES:
+        names: list[x509.GeneralName] = [x509.UniformResourceIdentifier(identity(name))]
         _save(
-            directory, role, *_leaf(ca, ca_key, role, names, ExtendedKeyUsageOID.CLIENT_AUTH, now)
+            directory, name, *_leaf(ca, ca_key, name, names, ExtendedKeyUsageOID.CLIENT_AUTH, now)
         )
-    policy = "".join(f'"{identity(role)}" = ["{role}"]\n' for role in ROLES)
+    policy = "".join(
+        f'"{identity(name)}" = {json.dumps(list(roles))}\n' for name, roles in IDENTITIES.items()
+    )
     (directory / "policy.toml").write_text(
         "# Written by thirteen dev-certs: each development client certificate's identity (its\n"
-        "# URI SAN) and the role it holds.\n[identities]\n" + policy,
+        "# URI SAN) and the roles it holds.\n[identities]\n" + policy,
         encoding="utf-8",
     )
     return file_names()
@@ -174,8 +182,9 @@ def _report(directory: Path, written: list[str]) -> None:
     print(
         f"  a development CA (ca.pem; ca.key signs them all: keep it to this machine), a server "
         f"certificate for {', '.join(SERVER_NAMES)}, one client certificate per role "
-        f"({', '.join(ROLES)}) named {TRUST_DOMAIN}/<role>, and policy.toml granting each its "
-        "role; keys are ECDSA P-256, mode 0600, valid for a year"
+        f"({', '.join(ROLES)}) named {TRUST_DOMAIN}/<role>, one for the dispute console "
+        f"({CONSOLE}.pem: reader and auditor), and policy.toml granting each its roles; keys "
+        "are ECDSA P-256, mode 0600, valid for a year"
     )
     print("serve with mutual TLS and the policy:")
     print(
@@ -186,4 +195,9 @@ def _report(directory: Path, written: list[str]) -> None:
     print(
         f"  thirteen demo --address 127.0.0.1:50051 --ca {d}/ca.pem "
         f"--cert {d}/admin.pem --key {d}/admin.key"
+    )
+    print("and read it in the dispute console:")
+    print(
+        f"  thirteen console --address 127.0.0.1:50051 --ca {d}/ca.pem "
+        f"--cert {d}/{CONSOLE}.pem --key {d}/{CONSOLE}.key"
     )

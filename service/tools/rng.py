@@ -49,6 +49,8 @@ def collect(args: argparse.Namespace) -> int:
             with _output(args.out, binary=False) as out:
                 write_deals(out, seeds, args.deals, provenance)
     except OSError as error:
+        if args.out is None:
+            raise  # standard output: a closed pipe or a full disk, as every command's (cli.main)
         print(f"thirteen rng collect: cannot write {args.out}: {error.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
     what = (

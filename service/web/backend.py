@@ -13,13 +13,11 @@ export (which may wait for a checkpoint) and an audit (which re-derives the roun
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import grpc
 import structlog
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2
 
 from service._generated.thirteen.v1 import (
     audit_pb2,
@@ -29,6 +27,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2,
     wallet_pb2_grpc,
 )
+from service.client import aio_channel, error_info
 
 M = TypeVar("M", bound=Message)
 AuditRoundResponse = audit_pb2.AuditRoundResponse
@@ -40,10 +39,6 @@ ListRoundResultsResponse = results_pb2.ListRoundResultsResponse
 CALL_TIMEOUT = 20.0  # seconds; ExportRound alone may wait 10 s for a covering checkpoint
 RECALL_PAGE = 10  # the last game and the nine before it (AGCO Registrar's Standards §13.1)
 TABLE_PAGE = 25
-DOMAIN = "thirteen.v1"
-CHANNEL_OPTIONS: list[tuple[str, str | int]] = [("grpc.use_local_subchannel_pool", 1)]
-"""A channel's connection is its own: by default gRPC shares it, with its reconnect backoff,
-among every channel to the same address, and a new channel would wait out the old backoff."""
 MAX_CALLS = 4
 """Calls to the service under way at once, by default (``--max-service-calls``): two round
 pages, or four list pages."""
@@ -110,9 +105,7 @@ class Backend:
         self.credentials = credentials
         self.max_calls = max_calls
         self._slots = asyncio.Semaphore(max_calls)
-        self._options: Sequence[tuple[str, str | int]] = CHANNEL_OPTIONS + (
-            [("grpc.ssl_target_name_override", server_name)] if server_name else []
-        )
+        self.server_name = server_name
         self.channel: grpc.aio.Channel | None = None
         self._stubs: dict[str, Any] = {}
         self._unreachable = False
@@ -122,11 +115,7 @@ class Backend:
         self._connect()
 
     def _connect(self) -> None:
-        self.channel = (
-            grpc.aio.insecure_channel(self.address, self._options)
-            if self.credentials is None
-            else grpc.aio.secure_channel(self.address, self.credentials, self._options)
-        )
+        self.channel = aio_channel(self.address, self.credentials, server_name=self.server_name)
         audit = audit_pb2_grpc.AuditServiceStub(self.channel)
         results = results_pb2_grpc.ResultsServiceStub(self.channel)
         wallets = wallet_pb2_grpc.WalletServiceStub(self.channel)
@@ -201,7 +190,7 @@ class Backend:
             reply = await self._stubs[method](request, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as error:
             refused = self.refusal(method, error)
-            if error.code() == grpc.StatusCode.UNAVAILABLE and _error_info(error) is None:
+            if error.code() == grpc.StatusCode.UNAVAILABLE and error_info(error) is None:
                 self._unreachable = True  # the transport failed, not the service
             raise refused from None
         finally:
@@ -214,7 +203,7 @@ class Backend:
         """The page's answer to a failed call."""
         code = error.code()
         status = HTTP_STATUS.get(code, 502)
-        info = _error_info(error)
+        info = error_info(error)
         said = error.details() or ""
         if info is None and code == grpc.StatusCode.UNAVAILABLE:  # the transport, not the service
             tls = (
@@ -242,16 +231,3 @@ class Backend:
             return ServiceError(status, said)
         allowed = tuple(r for r in info.metadata.get("allowed_roles", "").split(",") if r)
         return ServiceError(status, said, info.metadata.get("missing_role", ""), allowed)
-
-
-def _error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
-    """The ErrorInfo the service attaches to every refusal (``service.rpc.status``), if any."""
-    for key, value in error.trailing_metadata() or ():
-        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
-            continue
-        status = status_pb2.Status.FromString(value)
-        for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
-            if detail.Unpack(info) and info.domain == DOMAIN:  # False: another kind of detail
-                return info
-    return None

@@ -18,7 +18,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from service.security.policy import ROLES, Policy
 from tests.support.cli import thirteen
 
-KEYS = ["ca", "server", *ROLES]
+KEYS = ["ca", "server", *ROLES, "console"]
 
 
 @pytest.fixture(scope="module")

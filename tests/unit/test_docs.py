@@ -173,8 +173,11 @@ def refusal(args: list[str]) -> str | None:
         try:
             build_parser().parse_args(args)
         except SystemExit as exit_:
+            said = err.getvalue().strip()
+            if "cannot read config file" in said:  # the parser reads --config; docs' are examples
+                return None
             if exit_.code not in (0, None):  # --help exits 0
-                return err.getvalue().strip() or f"exit status {exit_.code}"
+                return said or f"exit status {exit_.code}"
     return None
 
 
