@@ -31,7 +31,7 @@ from service.application import Thirteen
 from service.bounded import Bounded
 
 CACHED_NODES = 200_000  # node hashes kept in memory, at most: the upper levels stay hot
-CACHED_NODE_BYTES = 8 * 2**20  # and what they weigh together (about 26,000 nodes)
+CACHED_NODE_BYTES = 4 * 2**20  # and what they weigh together (about 13,000 nodes)
 NODE_WEIGHT = 320  # bytes a cached node holds: its key, its hash and the cache's entry
 STRIDE = 4
 """Only the perfect subtrees of every STRIDE-th level are stored (the leaves, 16 leaves, 256 …):

@@ -21,8 +21,11 @@ from pathlib import Path
 
 import grpc
 
+from domain.ids import CACHED
+from domain.rules.play import PARSED_PILES, STORED_PLAYS
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc, wallet_pb2, wallet_pb2_grpc
-from service.eventstore.writer import LIVE_SIZE
+from service.eventstore.writer import LIVE_BYTES, LIVE_SIZE
+from service.transparency.store import CACHED_NODE_BYTES, NODE_WEIGHT
 from tests.bench.load import ServerProcess, arrange
 
 GROWTH = 0.05  # the most the size may grow over the last half of the measured rounds
@@ -31,12 +34,27 @@ CREDIT = 10_000_000  # a stake of 1 a round never runs a wallet dry
 PLAYERS = (2, 4)  # the tables alternate between these
 
 
+# What one round adds to the caches that fill as rounds are played (at tables of 2 and 4
+# players in turn: 3 players a round on average), measured on this service:
+ROUND_BYTES = 26_000  # a revealed round of 2 players held in memory (``deep_size``), the least
+PILES_PER_ROUND = 12  # hands and piles parsed: 3 hands, 9 piles
+PLAYS_PER_ROUND = 3  # submissions parsed
+EVENTS_PER_ROUND = 8  # events stored: each one a leaf of the transparency log's tree
+
+
 def warmup_rounds() -> int:
-    """Rounds that fill the caches bounded by entries: a round is one aggregate, and the
-    writer's and the readers' aggregate caches keep ``LIVE_SIZE`` (5,000) each; the other
-    caches fill sooner (their bounds are in bytes, or they keep a round's worth of small
-    entries). Twice that, for the allocator's arenas to reach their own steady state."""
-    return 2 * LIVE_SIZE
+    """Rounds that fill every cache that rounds fill, from the caches' bounds: the writer's
+    aggregates (bytes: revealed rounds push out the rest), the parsed piles and plays, the
+    ids, the log's node hashes; the largest of those, rounded up to 500. (The chain
+    heads, about 300 bytes a round, fill later: they add at most 0.3 MiB a thousand rounds.)"""
+    fills = {
+        "aggregates": min(LIVE_SIZE, LIVE_BYTES // ROUND_BYTES),
+        "piles": PARSED_PILES // PILES_PER_ROUND,
+        "plays": STORED_PLAYS // PLAYS_PER_ROUND,
+        "round ids": CACHED,
+        "nodes": CACHED_NODE_BYTES // (NODE_WEIGHT * EVENTS_PER_ROUND),
+    }
+    return -(-max(fills.values()) // 500) * 500
 
 
 def rss_kib(pid: int) -> int:
@@ -203,19 +221,20 @@ def measure(
     data: Path,
     environ: Mapping[str, str],
     *,
-    rounds: int,
     warmup: int,
+    rounds: int | None = None,
     every: int,
     tables: int = 8,
     streams: int = 300,
     stream_batches: int = 6,
     seconds: float | None = None,
     extra: tuple[str, ...] = (),
-    report: bool = True,
+    report: bool = False,
 ) -> Curve:
     """Play ``warmup`` + ``rounds`` rounds (or until ``seconds`` have passed after the warm-up,
-    whichever comes first) against a fresh ``thirteen serve`` on the store ``environ``
-    selects; the resident size every ``every`` rounds, then around ``streams`` streams."""
+    whichever comes first; one of the two must be given) against a fresh ``thirteen serve``
+    on the store ``environ`` selects; the resident size every ``every`` rounds, then around
+    ``streams`` streams."""
     data.mkdir(parents=True, exist_ok=True)
     server = ServerProcess(data / "data", env=environ, extra=extra)
     curve = Curve(warmup=warmup)
@@ -226,7 +245,7 @@ def measure(
             table.open()
         pid = server.process.pid
         played = Played()
-        total = warmup + rounds
+        total = warmup + rounds if rounds is not None else 2**62
         threads = [
             threading.Thread(target=_player, args=(t, played, total), daemon=True) for t in seats
         ]
