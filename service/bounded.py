@@ -56,16 +56,20 @@ def deep_size(value: object, limit: int = WALK_LIMIT) -> int:
 
 class AggregateWeights:
     """An aggregate's size without walking it every time: an aggregate grows with its events
-    (a table with every round it played), so its weight is its version times what an event
-    adds to an aggregate of its kind, measured with ``deep_size`` on the first ``FIRST``
-    aggregates of each kind and then one in ``EVERY``."""
+    (a table with every round it played), so its weight is estimated from its version by a
+    line fitted, per kind, to sizes measured with ``deep_size`` on the first ``FIRST``
+    aggregates of each kind put and then one in ``EVERY`` (a moving fit, so it follows a kind
+    whose events change)."""
 
     FIRST = 16
     EVERY = 64
+    FOLLOW = 0.1  # the weight of the newest measurement in the moving means
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._per_event: dict[type, float] = {}
+        # per kind: moving means of version, size, version², version × size, and how many
+        # measurements they are of; puts counted
+        self._fits: dict[type, list[float]] = {}
         self._counts: dict[type, int] = {}
 
     def __call__(self, aggregate: Any, *, measure: bool = True) -> int:
@@ -73,21 +77,35 @@ class AggregateWeights:
         version = max(1, int(getattr(aggregate, "version", 1)))
         with self._lock:
             count = self._counts.get(kind, 0)
-            per_event = self._per_event.get(kind)
             if measure:
                 self._counts[kind] = count + 1
-        if per_event is not None and not (measure and self._sampled(count)):
-            return int(per_event * version)
+            fit = self._fits.get(kind)
+            estimate = None if fit is None else _on_line(fit, version)
+        if estimate is not None and not (measure and self._sampled(count)):
+            return estimate
         size = deep_size(aggregate)
+        point = [version, size, version * version, version * size]
         with self._lock:
-            known = self._per_event.get(kind)
-            observed = size / version
-            # A running mean that follows a kind whose events grow (a slow average)
-            self._per_event[kind] = observed if known is None else known * 0.9 + observed * 0.1
+            fit = self._fits.setdefault(kind, [0.0] * 5)
+            fit[4] += 1
+            follow = max(self.FOLLOW, 1 / fit[4])  # plain means at first
+            for i, x in enumerate(point):
+                fit[i] += (x - fit[i]) * follow
         return size
 
     def _sampled(self, count: int) -> bool:
         return count < self.FIRST or count % self.EVERY == 0
+
+
+def _on_line(fit: list[float], version: int) -> int:
+    """The size the fitted line gives at ``version``; in proportion to the version while
+    every measured aggregate of the kind had the same one."""
+    v, size, vv, vs, _ = fit
+    spread = vv - v * v
+    if spread < 1.0:
+        return int(size * version / v)
+    slope = max(0.0, (vs - v * size) / spread)
+    return max(0, int(size + slope * (version - v)))
 
 
 class Bounded(Cache[K, V]):
@@ -143,6 +161,11 @@ class Bounded(Cache[K, V]):
             self._items[key] = (value, weight)
             self.bytes += weight
             self._shrink()
+
+    def values(self) -> list[V]:
+        """The values held now, the least recently used first."""
+        with self._lock:
+            return [value for value, _ in self._items.values()]
 
     def count(self) -> int:
         """The entries held now."""
