@@ -23,7 +23,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 _SHARED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-WALK_LIMIT = 50_000  # objects counted at most per estimate (the rest is not counted)
+WALK_LIMIT = 20_000  # objects counted at most per walk (a few ms; the rest is not counted)
 
 
 def deep_size(value: object, limit: int = WALK_LIMIT) -> int:
@@ -62,7 +62,7 @@ class AggregateWeights:
     whose events change)."""
 
     FIRST = 16
-    EVERY = 64
+    EVERY = 128
     FOLLOW = 0.1  # the weight of the newest measurement in the moving means
 
     def __init__(self) -> None:
