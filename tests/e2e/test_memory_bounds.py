@@ -18,9 +18,12 @@ ROUNDS = 30
 def test_aggregate_caches_stay_within_their_bytes_bound_as_rounds_are_played(
     server: ServerThread,
 ) -> None:
-    held = {"writer": server.app.writer.live, "readers": server.app.repository.cache}
+    held: dict[str, Any] = {
+        "writer": server.app.writer.live,
+        "readers": server.app.repository.cache,
+    }
     for cache in held.values():
-        cache.max_bytes = BOUND  # type: ignore[attr-defined]
+        cache.max_bytes = BOUND
     seated_table(server, "t", {"ann": 10_000, "bob": 10_000})
     for n in range(ROUNDS):
         dealt = deal(server, "t", request_id=f"r{n}")
