@@ -43,6 +43,7 @@ SHARE = {"real": 0.35, "replicas": 0.25, "inprocess": 0.2, "machine": 0.0}
 MEMORY_SHARE = 0.6  # of each store's minutes, before the cycles (which fill the rest)
 MEMORY_MINUTES = 3.0  # the least soak (per store) that runs the memory part
 MEMORY_EVERY = 500  # rounds between two readings of the resident size
+MEMORY_LEAST = 60.0  # seconds of rounds after the warm-up, however long the warm-up took
 MACHINE_EXAMPLES = 10
 MACHINE_STEPS = 50
 
@@ -93,15 +94,18 @@ def run_part(kind: str, part: str, seconds: float, seed: int, base: Path) -> tup
     return outcome.figures, report
 
 
-def run_memory(kind: str, seconds: float, base: Path) -> str:
-    """The memory part for ``seconds`` after its warm-up; its failure report ('' when none).
-    The curve is printed as it is read."""
+def run_memory(kind: str, seconds: float, base: Path, ends_at: float | None = None) -> str:
+    """The memory part: its warm-up, then rounds until ``ends_at`` (a ``time.monotonic()``)
+    but for ``seconds`` at least; its failure report ('' when none). Prints the curve."""
     data = Path(tempfile.mkdtemp(prefix="memory-", dir=base))
     warmup = warmup_rounds()
-    print(f"{kind} memory: warm-up {warmup} rounds (what fills the caches), then {seconds:.0f} s")
+    then = f"until {MEMORY_SHARE:.0%} of the minutes" if ends_at else f"{seconds:.0f} s"
+    print(f"{kind} memory: warm-up {warmup} rounds (what fills the caches), then {then}")
     try:
         with store_environ(kind, data) as environ:
-            curve = measure(data, environ, warmup=warmup, every=MEMORY_EVERY, seconds=seconds)
+            curve = measure(
+                data, environ, warmup=warmup, every=MEMORY_EVERY, seconds=seconds, ends_at=ends_at
+            )
     except Exception as error:  # a round that failed: the server's last lines are in it
         return f"memory: {error}\n{replay(kind, 'memory', seconds, 0)}"
     print("\n".join(curve.lines(f"{kind} memory")), flush=True)
@@ -128,9 +132,10 @@ def soak(kinds: list[str], minutes: float, seed: int, parts: list[str], seconds:
         with tempfile.TemporaryDirectory(prefix="thirteen-soak-") as tmp:
             if "memory" in parts and minutes >= MEMORY_MINUTES:
                 began = time.monotonic()
-                # Its share less the warm-up (at the rate of a slow run, 25 rounds a second)
-                length = MEMORY_SHARE * minutes * 60 - warmup_rounds() / 25
-                report = run_memory(kind, max(30.0, length), Path(tmp))
+                # Its share of the minutes, however long the warm-up took (a busy machine plays
+                # fewer rounds a second), but at least MEMORY_LEAST after the warm-up
+                ends_at = began + MEMORY_SHARE * minutes * 60
+                report = run_memory(kind, MEMORY_LEAST, Path(tmp), ends_at)
                 verdict = "ok" if not report else "FAILED"
                 print(f"{kind} memory {verdict} in {time.monotonic() - began:.0f} s", flush=True)
                 if report:

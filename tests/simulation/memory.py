@@ -228,13 +228,15 @@ def measure(
     streams: int = 300,
     stream_batches: int = 6,
     seconds: float | None = None,
+    ends_at: float | None = None,
     extra: tuple[str, ...] = (),
     report: bool = False,
 ) -> Curve:
     """Play ``warmup`` + ``rounds`` rounds (or until ``seconds`` have passed after the warm-up,
-    whichever comes first; one of the two must be given) against a fresh ``thirteen serve``
-    on the store ``environ`` selects; the resident size every ``every`` rounds, then around
-    ``streams`` streams."""
+    whichever comes first; one of the two must be given; with ``ends_at``, a
+    ``time.monotonic()``, the rounds after the warm-up end then, lasting ``seconds`` at least)
+    against a fresh ``thirteen serve`` on the store ``environ`` selects; the resident size
+    every ``every`` rounds, then around ``streams`` streams."""
     data.mkdir(parents=True, exist_ok=True)
     server = ServerProcess(data / "data", env=environ, extra=extra)
     curve = Curve(warmup=warmup)
@@ -265,7 +267,7 @@ def measure(
                     )
                 mark += every
             if seconds is not None and deadline is None and played.count >= warmup:
-                deadline = time.monotonic() + seconds
+                deadline = max(time.monotonic() + seconds, ends_at or 0.0)
             if deadline is not None and time.monotonic() > deadline:
                 played.stop.set()
         for thread in threads:
