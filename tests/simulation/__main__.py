@@ -40,7 +40,7 @@ PARTS = ("memory", "real", "replicas", "inprocess", "machine")
 SECONDS = {"memory": 120.0, "real": 60.0, "replicas": 60.0, "inprocess": 30.0, "machine": 0.0}
 # of a short soak's minutes (the replicas part only on PostgreSQL: SQLite has one process)
 SHARE = {"real": 0.35, "replicas": 0.25, "inprocess": 0.2, "machine": 0.0}
-MEMORY_SHARE = 0.6  # of each store's minutes, before the cycles (which fill the rest)
+MEMORY_SHARE = 0.5  # of each store's minutes, before the cycles (which fill the rest)
 MEMORY_MINUTES = 3.0  # the least soak (per store) that runs the memory part
 MEMORY_EVERY = 500  # rounds between two readings of the resident size
 MEMORY_LEAST = 60.0  # seconds of rounds after the warm-up, however long the warm-up took
