@@ -81,7 +81,8 @@ browser-check: setup
 		tests/browser -p no:cacheprovider
 	@echo "thirteen: screenshots in $(SCREENSHOTS)"
 
-# The seeded fault simulation (tests/simulation) for MINUTES per store, in cycles: a real
+# Whether memory levels off (RSS against rounds played, fails above 5% growth over the last
+# half), then the seeded fault simulation (tests/simulation) for MINUTES per store, in cycles: a real
 # `thirteen serve` restarted at every phase and killed, the server in process with crashes and
 # clock jumps, and state-machine examples; prints figures and every failure with its seed.
 MINUTES ?= 10

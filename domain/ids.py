@@ -10,7 +10,7 @@ from uuid import UUID, uuid5
 from domain.errors import RuleError
 
 NAMESPACE = UUID("5d0f2b8e-6a44-4c1e-9b1e-13a5e7c0d013")
-CACHED = 1 << 14  # ids remembered per kind: every command looks up a few, over and over
+CACHED = 2048  # ids remembered per kind (about 300 bytes each): every command looks up a few
 MAX_ID_LENGTH = 128
 
 

@@ -78,14 +78,19 @@ def declare(
 # Cards and plays as a round stores them are parsed by content, once per distinct hand or
 # submission for the whole process: every copy of a round the repository hands out finds them
 # here, so the aggregate keeps no parse caches of its own. Values are immutable and shared.
+# Every round brings new hands, so these fill and stay full: their bounds are what they
+# weigh (an entry holds at most 13 cards, so a bound on entries bounds their bytes). The
+# rounds being played and read now are what hits.
+PARSED_PILES = 16_384  # hands and piles, about 1 kB each: 16 MiB at most
+STORED_PLAYS = 4_096  # submissions, about 1.5 kB each besides their piles: 6 MiB at most
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=PARSED_PILES)
 def parsed_cards(texts: tuple[str, ...]) -> tuple[Card, ...]:
     return parse_cards(texts)
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=STORED_PLAYS)
 def stored_play(
     special: str, front: tuple[str, ...], middle: tuple[str, ...], back: tuple[str, ...]
 ) -> Play:

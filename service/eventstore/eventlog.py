@@ -19,6 +19,7 @@ from eventsourcing.application import Application, Repository
 from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
 from eventsourcing.utils import get_topic
 
+from service.bounded import AggregateWeights, Bounded
 from service.eventstore.answers import Present, Saved
 from service.eventstore.chaining import ChainHeads, ChainingMapper
 from service.eventstore.recorder import EventRecorder
@@ -30,6 +31,7 @@ R = TypeVar("R")
 T = TypeVar("T")
 READER_STRIPES = 64  # locks over the aggregates readers copy (``ReaderRepository``)
 RECENT = 1024  # events of the latest commits kept for the log's readers
+READER_BYTES = 32 * 2**20  # what the readers' cached aggregates weigh together, at most
 
 
 Topics = Collection[str] | Callable[[], Collection[str] | None] | None
@@ -52,6 +54,16 @@ class ReaderRepository(Repository[UUID]):
             fastforward_skipping=False,
             deepcopy_from_cache=True,
         )
+        if cache_maxsize is not None and cache_maxsize > 0:
+            # Bounded by bytes too: brought up to date in place, an aggregate is weighed again
+            # as it is read (an estimate from its version, walked now and then).
+            weights = AggregateWeights()
+            self.cache = Bounded(
+                cache_maxsize,
+                READER_BYTES,
+                weights,
+                reweigh=functools.partial(weights, measure=False),
+            )
         self._stripes = [threading.Lock() for _ in range(READER_STRIPES)]
 
     def get(self, aggregate_id: UUID, *args: Any, **kwargs: Any) -> Any:

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 import structlog
-from eventsourcing.application import LRUCache, project_aggregate
+from eventsourcing.application import project_aggregate
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     EventStore,
@@ -44,6 +44,7 @@ from eventsourcing.persistence import (
 )
 
 from domain.errors import RuleError
+from service.bounded import AggregateWeights, Bounded
 from service.caller import CALLER_FIELD, current
 from service.eventstore.answers import Saved
 from service.eventstore.chaining import ChainHeads
@@ -52,7 +53,8 @@ from service.eventstore.recorder import EventRecorder
 
 log = structlog.get_logger("thirteen.writer")
 
-LIVE_SIZE = 5000  # aggregates the writer keeps in memory
+LIVE_SIZE = 5000  # aggregates the writer keeps in memory, at most
+LIVE_BYTES = 32 * 2**20  # and what they weigh together (a revealed round weighs 30-45 kB)
 CATCH_UP = 1000  # other replicas' events read per query when catching up
 CATCH_UP_PAGES = 20  # queries before the writer forgets what it holds and starts afresh
 
@@ -97,7 +99,8 @@ class Writer(CommandQueue):
         super().__init__()
         self.app = app
         self.fastforward = fastforward
-        self.live: LRUCache[UUID, Aggregate] = LRUCache(maxsize=LIVE_SIZE)
+        self.weights = AggregateWeights()
+        self.live: Bounded[UUID, Aggregate] = self._held()
         self.batch: Batch | None = None
         self.batches = 0  # transactions committed, for tests and benchmarks
         # Told (commands, seconds) after each committed batch (``service.metrics``).
@@ -107,6 +110,9 @@ class Writer(CommandQueue):
         # Events other replicas added to held aggregates, read by the catch-up: applied when
         # the aggregate is next loaded (most are, and then none is read again).
         self._newer: dict[UUID, list[Notification]] = {}
+
+    def _held(self) -> Bounded[UUID, Aggregate]:
+        return Bounded(LIVE_SIZE, LIVE_BYTES, self.weights)
 
     # Commands' view of the aggregates ------------------------------------------------------
 
@@ -217,7 +223,7 @@ class Writer(CommandQueue):
                 self._seen = changed[-1].id
             if len(changed) < CATCH_UP:
                 return
-        self.live = LRUCache(maxsize=LIVE_SIZE)  # far behind: start afresh
+        self.live = self._held()  # far behind: start afresh
         self._behind.clear()
         self._newer.clear()
         self._seen = self.app.max_position()

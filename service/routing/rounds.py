@@ -4,8 +4,6 @@ name a round) to the table's owner: kept from the log as rounds are dealt (the f
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -16,18 +14,20 @@ from domain.errors import RuleError
 from domain.ids import check_id, round_uuid
 from domain.round import Round
 from service.application import Thirteen
+from service.bounded import Bounded
 
-KEPT = 100_000  # rounds remembered (about 200 bytes each), the most recently dealt first
+KEPT = 100_000  # rounds remembered, at most, the most recently dealt first
+KEPT_BYTES = 16 * 2**20  # and what they weigh together (about 300 bytes with short table ids)
+ENTRY_BYTES = 250  # what an entry holds besides its ids' characters (a round id is a UUID's 36)
 
 
 class RoundTables:
-    """round id → table id, the most recent ``KEPT`` rounds."""
+    """round id → table id, the most recent ``KEPT`` rounds weighing at most ``KEPT_BYTES``
+    (a table id may be 128 characters long)."""
 
-    def __init__(self, app: Thirteen, kept: int = KEPT) -> None:
+    def __init__(self, app: Thirteen, kept: int = KEPT, kept_bytes: int = KEPT_BYTES) -> None:
         self.app = app
-        self.kept = kept
-        self._tables: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
+        self._tables: Bounded[str, str] = Bounded(kept, kept_bytes, _weight)
 
     def on_event(self, position: int, event: Any) -> None:
         """The log follower's listener: remember each dealt round's table (another replica's
@@ -43,8 +43,10 @@ class RoundTables:
 
     def known(self, round_id: str) -> str | None:
         """The table of ``round_id`` if it is remembered (no read)."""
-        with self._lock:
+        try:
             return self._tables.get(round_id)
+        except KeyError:
+            return None
 
     def table_of(self, round_id: str) -> str | None:
         """The table of ``round_id``; None for a round that was not dealt (or an id that is
@@ -66,8 +68,8 @@ class RoundTables:
         return str(dealt.table_id)
 
     def _remember(self, round_id: str, table_id: str) -> None:
-        with self._lock:
-            self._tables[round_id] = table_id
-            self._tables.move_to_end(round_id)
-            while len(self._tables) > self.kept:
-                self._tables.popitem(last=False)
+        self._tables.put(round_id, table_id)
+
+
+def _weight(table_id: str) -> int:
+    return ENTRY_BYTES + 36 + len(table_id)

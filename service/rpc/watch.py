@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
 from typing import Any
 from uuid import UUID
@@ -33,6 +32,7 @@ from domain.round import Round
 from domain.table import Table
 from service._generated.thirteen.v1 import table_pb2
 from service.application import Thirteen
+from service.bounded import AggregateWeights, Bounded
 from service.rpc import mapping
 
 log = structlog.get_logger(__name__)
@@ -44,9 +44,23 @@ CATCH_UP_BATCH = 256
 CATCH_UPS = 2
 """Catch-up batches running on the worker pool at once, over all streams."""
 STATES = 64
-"""Aggregate states kept to apply the next event to instead of reloading them."""
+"""Aggregate states kept to apply the next event to instead of reloading them (per stream)."""
+STATES_BYTES = 4 * 2**20
+"""What they may weigh together (a revealed round weighs 30-45 kB, a table grows with its
+rounds: about 250 bytes each); the newest stays whatever it weighs."""
 RECENT = 4096
 """Messages kept (by position and viewer) for streams catching up over the same events."""
+RECENT_BYTES = 4 * 2**20
+"""What they may weigh together, estimated as ``message_weight`` says."""
+
+_weights = AggregateWeights()  # shared by every stream's states
+
+
+def message_weight(message: Message) -> int:
+    """An estimate of what a built message holds in memory: a few times its encoded size
+    (protobuf keeps its fields as objects), and the cache's own entry."""
+    return 256 + 4 * message.ByteSize()
+
 
 TABLE_AND_ROUND_TOPICS = frozenset(
     get_topic(c)
@@ -128,19 +142,19 @@ class States:
 
     def __init__(self, app: Thirteen, size: int = STATES) -> None:
         self.app = app
-        self.size = size
-        self._known: OrderedDict[UUID, Aggregate] = OrderedDict()
+        self._known: Bounded[UUID, Aggregate] = Bounded(size, STATES_BYTES, _weights)
 
     def after(self, event: Any) -> Any:
         """The state of the event's aggregate just after the event."""
-        known = self._known.pop(event.originator_id, None)
+        try:
+            known = self._known.get(event.originator_id, evict=True)
+        except KeyError:
+            known = None
         if known is not None and known.version == event.originator_version - 1:
             state = event.mutate(known)
         else:
             state = self.app.repository.get(event.originator_id, version=event.originator_version)
-        self._known[event.originator_id] = state
-        if len(self._known) > self.size:
-            self._known.popitem(last=False)
+        self._known.put(event.originator_id, state)
         return state
 
 
@@ -148,21 +162,18 @@ class Recent:
     """The messages built lately, by position and viewer; the oldest make room. Thread-safe:
     the follower thread and the worker pool both fill it."""
 
-    def __init__(self, size: int = RECENT) -> None:
-        self.size = size
-        self._lock = threading.Lock()
-        self._messages: OrderedDict[tuple[int, str], Message] = OrderedDict()
+    def __init__(self, size: int = RECENT, max_bytes: int = RECENT_BYTES) -> None:
+        self._messages: Bounded[tuple[int, str], Message] = Bounded(size, max_bytes, message_weight)
 
     def get(self, position: int, viewer: str) -> Message | None:
-        with self._lock:
+        try:
             return self._messages.get((position, viewer))
+        except KeyError:
+            return None
 
     def put(self, position: int, built: dict[str, Message]) -> None:
-        with self._lock:
-            for viewer, message in built.items():
-                self._messages[(position, viewer)] = message
-            while len(self._messages) > self.size:
-                self._messages.popitem(last=False)
+        for viewer, message in built.items():
+            self._messages.put((position, viewer), message)
 
 
 class TableWatch:

@@ -26,12 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from eventsourcing.application import LRUCache
-
 from domain.tlog.merkle import Node, node_hash
 from service.application import Thirteen
+from service.bounded import Bounded
 
-CACHED_NODES = 200_000  # node hashes kept in memory (about 25 MB): the upper levels stay hot
+CACHED_NODES = 200_000  # node hashes kept in memory, at most: the upper levels stay hot
+CACHED_NODE_BYTES = 4 * 2**20  # and what they weigh together (about 13,000 nodes)
+NODE_WEIGHT = 320  # bytes a cached node holds: its key, its hash and the cache's entry
 STRIDE = 4
 """Only the perfect subtrees of every STRIDE-th level are stored (the leaves, 16 leaves, 256 …):
 about 1.07 rows per event instead of 2; any other is folded from at most 8 stored ones."""
@@ -51,6 +52,10 @@ _SQLITE_GUARD = (
     "CREATE TRIGGER IF NOT EXISTS {p}{table}_no_{what} BEFORE {what} ON {p}{table} "
     "BEGIN SELECT RAISE(ABORT, 'the log''s tree is append-only'); END"
 )
+
+
+def _node_cache() -> Bounded[Node, bytes]:
+    return Bounded(CACHED_NODES, CACHED_NODE_BYTES, lambda _: NODE_WEIGHT)
 
 
 class StaleTree(Exception):
@@ -78,14 +83,14 @@ class TreeStore:
         self.database = app.database
         self.postgres = app.database.kind == "postgres"
         self.prefix = app.database.table_prefix + "tlog_"
-        self._nodes: LRUCache[Node, bytes] = LRUCache(CACHED_NODES)
+        self._nodes: Bounded[Node, bytes] = _node_cache()
         self._gaps: tuple[tuple[int, int], ...] = ()  # (leaf index, position), both ascending
         self._gaps_cover = 0  # the gaps of the first this many leaves are all in ``_gaps``
         self._gaps_lock = threading.Lock()
 
     def forget(self) -> None:
         """Drop the cached node hashes (the next reads go to the store)."""
-        self._nodes = LRUCache(CACHED_NODES)
+        self._nodes = _node_cache()
 
     def _sql(self, statement: str) -> str:
         statement = statement.replace("{p}", self.prefix)

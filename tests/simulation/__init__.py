@@ -31,7 +31,8 @@ Running it:
 Modules: ``servers`` (the subprocess and in-process servers), ``client`` (retries with the
 same ids until a definite answer), ``model`` (what was acknowledged), ``driver`` (the
 concurrent workload and the faults), ``hostile`` (huge and malformed values), ``checks`` (the
-invariants), ``machine`` (the state machine), ``run`` (one driver run), ``__main__`` (soak).
+invariants), ``machine`` (the state machine), ``run`` (one driver run), ``memory`` (whether a
+server's resident size levels off as rounds are played), ``__main__`` (soak).
 
 Seeds: every random choice of a run comes from one seed (``random.Random(seed)`` for the
 driver, Hypothesis's ``@seed`` for the machine); the run prints it and ``THIRTEEN_SIM_SEED=N``

@@ -8,9 +8,17 @@ driver against the server in process (crashes, clock jumps) and a batch of state
 examples; every part ends with every check. Figures are printed per
 part and in total; every failure is printed with the command that replays its part.
 
+Before the cycles, the memory part (``tests.simulation.memory``) plays rounds against a fresh
+``thirteen serve`` for ``MEMORY_SHARE`` of the minutes: a warm-up that fills every cache to its
+bound, then rounds until its time is up, its resident size printed against rounds played; it
+fails ("memory does not level off") when the size grew by more than 5% over the last half of
+the rounds after the warm-up. It needs ``MEMORY_MINUTES`` or more (its warm-up alone takes
+about a minute); a shorter soak skips it, saying so.
+
     .venv/bin/python -m tests.simulation --minutes 10 --store both
     .venv/bin/python -m tests.simulation --store sqlite --part real --seconds 60 --seed 123
     .venv/bin/python -m tests.simulation --store postgres --part replicas --seconds 60
+    .venv/bin/python -m tests.simulation --store sqlite --part memory --seconds 120
 """
 
 from __future__ import annotations
@@ -23,14 +31,19 @@ import time
 from pathlib import Path
 
 from tests.simulation.machine import run_machine
+from tests.simulation.memory import measure, warmup_rounds
 from tests.simulation.report import Figures, choose_seed
 from tests.simulation.run import run_driver
 from tests.support.stores import postgres_available, store_environ
 
-PARTS = ("real", "replicas", "inprocess", "machine")
-SECONDS = {"real": 60.0, "replicas": 60.0, "inprocess": 30.0, "machine": 0.0}
+PARTS = ("memory", "real", "replicas", "inprocess", "machine")
+SECONDS = {"memory": 120.0, "real": 60.0, "replicas": 60.0, "inprocess": 30.0, "machine": 0.0}
 # of a short soak's minutes (the replicas part only on PostgreSQL: SQLite has one process)
 SHARE = {"real": 0.35, "replicas": 0.25, "inprocess": 0.2, "machine": 0.0}
+MEMORY_SHARE = 0.5  # of each store's minutes, before the cycles (which fill the rest)
+MEMORY_MINUTES = 3.0  # the least soak (per store) that runs the memory part
+MEMORY_EVERY = 500  # rounds between two readings of the resident size
+MEMORY_LEAST = 60.0  # seconds of rounds after the warm-up, however long the warm-up took
 MACHINE_EXAMPLES = 10
 MACHINE_STEPS = 50
 
@@ -81,6 +94,31 @@ def run_part(kind: str, part: str, seconds: float, seed: int, base: Path) -> tup
     return outcome.figures, report
 
 
+def run_memory(kind: str, seconds: float, base: Path, ends_at: float | None = None) -> str:
+    """The memory part: its warm-up, then rounds until ``ends_at`` (a ``time.monotonic()``)
+    but for ``seconds`` at least; its failure report ('' when none). Prints the curve."""
+    data = Path(tempfile.mkdtemp(prefix="memory-", dir=base))
+    warmup = warmup_rounds()
+    then = f"until {MEMORY_SHARE:.0%} of the minutes" if ends_at else f"{seconds:.0f} s"
+    print(f"{kind} memory: warm-up {warmup} rounds (what fills the caches), then {then}")
+    try:
+        with store_environ(kind, data) as environ:
+            curve = measure(
+                data, environ, warmup=warmup, every=MEMORY_EVERY, seconds=seconds, ends_at=ends_at
+            )
+    except Exception as error:  # a round that failed: the server's last lines are in it
+        return f"memory: {error}\n{replay(kind, 'memory', seconds, 0)}"
+    print("\n".join(curve.lines(f"{kind} memory")), flush=True)
+    if curve.levelled():
+        return ""
+    growth = curve.growth()
+    why = "too few rounds after the warm-up" if growth is None else f"grew {growth:+.1%}"
+    return (
+        f"memory does not level off: {why} over the last half of the run (at most 5%)\n"
+        f"{replay(kind, 'memory', seconds, 0)}"
+    )
+
+
 def soak(kinds: list[str], minutes: float, seed: int, parts: list[str], seconds: float) -> int:
     master = random.Random(seed)
     failed = 0
@@ -92,15 +130,31 @@ def soak(kinds: list[str], minutes: float, seed: int, parts: list[str], seconds:
         started = time.monotonic()
         cycle = 0
         with tempfile.TemporaryDirectory(prefix="thirteen-soak-") as tmp:
+            if "memory" in parts and minutes >= MEMORY_MINUTES:
+                began = time.monotonic()
+                # Its share of the minutes, however long the warm-up took (a busy machine plays
+                # fewer rounds a second), but at least MEMORY_LEAST after the warm-up
+                ends_at = began + MEMORY_SHARE * minutes * 60
+                report = run_memory(kind, MEMORY_LEAST, Path(tmp), ends_at)
+                verdict = "ok" if not report else "FAILED"
+                print(f"{kind} memory {verdict} in {time.monotonic() - began:.0f} s", flush=True)
+                if report:
+                    failed += 1
+                    print(report, flush=True)
+            elif "memory" in parts:
+                print(f"{kind} memory: skipped (it needs --minutes {MEMORY_MINUTES:g} or more)")
+            budget = minutes * 60 - (time.monotonic() - started)  # for the cycles' parts
             while cycle == 0 or time.monotonic() - started < minutes * 60:
                 cycle += 1
                 for part in parts:  # a cycle always plays every part
+                    if part == "memory":
+                        continue  # played once, above
                     if part == "replicas" and kind != "postgres":
                         continue  # a SQLite store is served by one process
                     part_seed = master.randrange(1, 2**31)
                     length = seconds or SECONDS[part]
-                    if minutes:  # a short soak plays shorter parts
-                        length = max(10.0, min(length, SHARE[part] * minutes * 60))
+                    if minutes:  # a short soak plays shorter parts, in what memory left
+                        length = max(10.0, min(length, SHARE[part] * budget))
                     began = time.monotonic()
                     figures, report = run_part(kind, part, length, part_seed, Path(tmp))
                     totals.merge(figures)
@@ -131,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     kinds = ["sqlite", "postgres"] if args.store == "both" else [args.store]
     parts = list(PARTS) if args.part == "all" else [args.part]
     print(f"soak seed {seed} (THIRTEEN_SIM_SEED={seed} replays the plan)", flush=True)
+    if args.part == "memory":  # no seed: the same rounds every time
+        report = run_memory(kinds[0], args.seconds or SECONDS["memory"], Path(tempfile.mkdtemp()))
+        print(report or "no failure")
+        return 1 if report else 0
     if args.part != "all":  # replaying one part: its own seed, no cycle seeds drawn
         figures, report = run_part(
             kinds[0], args.part, args.seconds or SECONDS[args.part], seed, Path(tempfile.mkdtemp())

@@ -30,6 +30,7 @@ FLOORS: list[tuple[str, ...]] = [
         "service.logging",
         "service.small_files",
         "service.seed_keys",
+        "service.bounded",
         "service.eventstore",
     ),
     (  # the application and what reads or keeps the store beside it
