@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import signal
 import subprocess
 import threading
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
-from service._generated.thirteen.v1 import table_pb2
+from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc
 from tests.e2e.helpers import wait_until
 from tests.support.serve_process import SCRIPT, SQLITE, ServeProcess
 
@@ -112,10 +116,6 @@ def test_the_first_releases_store_starts_with_thirteen_serve_as_it_is(tmp_path: 
         assert process.poll() is None, "".join(lines[-3:])
         line = next(line for line in lines if "serving gRPC on" in line)
         address = line.split("serving gRPC on ")[1].split()[0]
-        import grpc
-
-        from service._generated.thirteen.v1 import table_pb2_grpc
-
         with grpc.insecure_channel(address) as channel:
             tables = table_pb2_grpc.TableServiceStub(channel)
             request = table_pb2.ListRoundsRequest(table_id="t-standard", page_size=100)
@@ -125,3 +125,46 @@ def test_the_first_releases_store_starts_with_thirteen_serve_as_it_is(tmp_path: 
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+
+
+async def _watchers(address: str, streams: int) -> Counter[str]:
+    """``streams`` WatchTable streams at once from one caller, each read to its first event."""
+    channel = grpc.aio.insecure_channel(address)
+    tables = table_pb2_grpc.TableServiceStub(channel)
+    calls = [
+        tables.WatchTable(table_pb2.WatchTableRequest(table_id="t", after=0))
+        for _ in range(streams)
+    ]
+    codes: Counter[str] = Counter()
+
+    async def first(call: Any) -> None:
+        try:
+            await call.read()
+            codes["OK"] += 1
+        except grpc.aio.AioRpcError as error:
+            codes[error.code().name] += 1
+
+    try:
+        await asyncio.gather(*(first(call) for call in calls))
+    finally:
+        for call in calls:
+            call.cancel()
+        await channel.close()
+    return codes
+
+
+def test_streams_at_once_are_bounded_like_unary_calls(
+    store: dict[str, str], tmp_path: Path
+) -> None:
+    """Admission counts unary calls only; WatchTable streams are not bounded in number. Measured
+    on SQLite: 6,000 streams from one caller took the server from 162 to 295 MiB, and their
+    catch-ups, queued as heavy reads one at a time, made another caller's ListRounds of 40
+    rounds take 8.6 s instead of 0.05 s. Expected: past a bound (here --max-in-flight 10), a
+    stream is refused RESOURCE_EXHAUSTED as a unary call is."""
+    server = ServeProcess(tmp_path / "data", "--max-in-flight", "10", environ=store)
+    try:
+        server.tables.OpenTable(table_pb2.OpenTableRequest(table_id="t", request_id="o"))
+        codes = asyncio.run(_watchers(server.address, 300))
+    finally:
+        server.stop()
+    assert codes["RESOURCE_EXHAUSTED"] > 0, codes
