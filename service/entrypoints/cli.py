@@ -18,13 +18,14 @@ from service.entrypoints import (
     offline,
     rng,
     serve,
+    status,
     store,
     witness,
     worker,
 )
 from service.entrypoints.options import Parser
 
-GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rng)
+GROUPS = (offline, serve, worker, store, status, audit, demo, keys, witness, console, rng)
 """Every command group, in the order ``thirteen --help`` lists them."""
 
 

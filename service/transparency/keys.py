@@ -105,6 +105,16 @@ def load_or_create(path: Path, name: str | None = None) -> tuple[Signer, bool]:
     return read_signer(path), False
 
 
+def write_public(key_file: Path, signer: Signer) -> Path:
+    """The public key of ``signer`` beside its new key file: ``log.pub`` for ``log.key`` (as
+    ``keys init`` writes), ``<key file>.pub`` for a name not ending in ``.key``; one there is
+    replaced (it cannot be this new key's). Where it was written."""
+    suffixed = key_file.suffix == ".key"
+    public = key_file.with_suffix(".pub") if suffixed else key_file.with_name(key_file.name + ".pub")
+    public.write_text(signer.verifier.vkey + "\n", encoding="utf-8")
+    return public
+
+
 def read_verifier(text_or_path: str, kind: int | None = None) -> Verifier:
     """A public key given as a vkey or as a file holding one (of ``kind``, when given)."""
     candidate = text_or_path.strip()
