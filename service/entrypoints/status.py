@@ -31,8 +31,10 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from service import logging as service_logging
     from service.tools.store_status import status, text
 
+    service_logging.configure("warning")  # the status is the output, on stdout
     app = read_store("status", args.data)
     if isinstance(app, int):
         return app

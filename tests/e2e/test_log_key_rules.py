@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import grpc
+
 from service._generated.thirteen.v1 import transparency_pb2
 from service.transparency.keys import read_signer
 from tests.e2e.helpers import credit, wait_until
@@ -36,7 +38,10 @@ def signed_once(server: ServeProcess) -> str:
     credit(server, "ann", 100, "in-ann")
 
     def checkpoint() -> str | None:
-        answer = server.transparency.GetCheckpoint(transparency_pb2.GetCheckpointRequest())
+        try:
+            answer = server.transparency.GetCheckpoint(transparency_pb2.GetCheckpointRequest())
+        except grpc.RpcError:  # none signed yet
+            return None
         return answer.checkpoint.split("\n", 1)[0] if answer.checkpoint else None
 
     return wait_until(checkpoint, "a signed checkpoint")
@@ -66,7 +71,7 @@ def test_a_server_without_the_logs_key_file_is_refused_once_the_log_has_checkpoi
         else:  # a replica of its own directory beside the first, which goes on serving
             other = tmp_path / "replica"
         line = refused(serve_once(other, store, *FAST))
-        assert f"log key file {other / 'log.key'} does not exist, but the store already holds "
+        assert f"log key file {other / 'log.key'} does not exist, but the store already " in line
         assert f"checkpoints of log {name} (" in line
         assert "--log-key DIR/log.key --new-log" in line
         assert not (other / "log.key").exists()

@@ -38,9 +38,11 @@ class ServeProcess:
         *extra: str,
         environ: dict[str, str] | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        make_keys: bool = True,
     ) -> None:
-        ensure_seed_key(data / "seed.key")
-        ensure_log_key(data, extra, environ or SQLITE)
+        if make_keys:  # False: serve finds the keys there are, or makes or refuses them
+            ensure_seed_key(data / "seed.key")
+            ensure_log_key(data, extra, environ or SQLITE)
         self.data = data
         self.environ = dict(environ or SQLITE)
         self.process = subprocess.Popen(
