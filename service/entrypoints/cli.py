@@ -12,10 +12,12 @@ from collections.abc import Sequence
 
 from service.entrypoints import (
     audit,
+    backup,
     console,
     demo,
     keys,
     offline,
+    restore,
     rng,
     serve,
     status,
@@ -25,7 +27,21 @@ from service.entrypoints import (
 )
 from service.entrypoints.options import Parser
 
-GROUPS = (offline, serve, worker, store, status, audit, demo, keys, witness, console, rng)
+GROUPS = (
+    offline,
+    serve,
+    worker,
+    store,
+    status,
+    backup,
+    restore,
+    audit,
+    demo,
+    keys,
+    witness,
+    console,
+    rng,
+)
 """Every command group, in the order ``thirteen --help`` lists them."""
 
 

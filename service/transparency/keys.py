@@ -110,7 +110,9 @@ def write_public(key_file: Path, signer: Signer) -> Path:
     ``keys init`` writes), ``<key file>.pub`` for a name not ending in ``.key``; one there is
     replaced (it cannot be this new key's). Where it was written."""
     suffixed = key_file.suffix == ".key"
-    public = key_file.with_suffix(".pub") if suffixed else key_file.with_name(key_file.name + ".pub")
+    public = (
+        key_file.with_suffix(".pub") if suffixed else key_file.with_name(key_file.name + ".pub")
+    )
     public.write_text(signer.verifier.vkey + "\n", encoding="utf-8")
     return public
 

@@ -303,7 +303,9 @@ class TreeStore:
         """Every log name the store's checkpoints carry, with the smallest and largest tree
         size signed under it, oldest first (``thirteen status``)."""
         first_line = (
-            "split_part(note, chr(10), 1)" if self.postgres else "substr(note, 1, instr(note, char(10)) - 1)"
+            "split_part(note, chr(10), 1)"
+            if self.postgres
+            else "substr(note, 1, instr(note, char(10)) - 1)"
         )
         rows = self._rows(
             f"SELECT {first_line} AS origin, MIN(size) AS low, MAX(size) AS high "

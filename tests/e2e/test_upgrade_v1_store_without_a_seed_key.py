@@ -38,9 +38,7 @@ def first_release_store(data: Path, store: dict[str, str]) -> None:
         ).fetchall()
     app = open_app(data, environ=store)
     try:
-        app.recorder.insert_events(
-            [StoredEvent(UUID(o), v, t, s) for o, v, t, s in rows]
-        )
+        app.recorder.insert_events([StoredEvent(UUID(o), v, t, s) for o, v, t, s in rows])
     finally:
         app.close()
 
