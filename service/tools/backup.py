@@ -101,7 +101,7 @@ def backup(
     (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     say(
         f"backed up {manifest['events']} events"
-        + (f" and the views" if VIEWS in copied else "")
+        + (" and the views" if VIEWS in copied else "")
         + f" of {data} into {target}"
         + (f", with the key files {', '.join(keys)} in {target / KEYS}" if keys else "")
     )

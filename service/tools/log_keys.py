@@ -20,9 +20,9 @@ from service.transparency.keys import (
     KeyFileError,
     init,
     load_or_create,
-    write_public,
     read_signer,
     read_verifier,
+    write_public,
 )
 from service.transparency.options import LogOptions
 from service.transparency.remembered import beside

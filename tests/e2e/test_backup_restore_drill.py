@@ -90,9 +90,11 @@ def back_up(store: dict[str, str], data: Path, target: Path) -> None:
         assert not (target / "keys").exists()  # never the keys unless asked
         return
     done = subprocess.run(
-        [pg_tool("pg_dump"), "--format=custom", f"--schema={store['POSTGRES_SCHEMA']}"]
-        + [f"--file={target}", "--host", PG["host"], "--port", str(PG["port"])]
-        + ["--username", PG["user"], PG["dbname"]],
+        [
+            *(pg_tool("pg_dump"), "--format=custom", f"--schema={store['POSTGRES_SCHEMA']}"),
+            *(f"--file={target}", "--host", PG["host"], "--port", str(PG["port"])),
+            *("--username", PG["user"], PG["dbname"]),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -107,9 +109,11 @@ def put_back(store: dict[str, str], source: Path, data: Path, restored: dict[str
         assert "start a new log: `thirteen keys init DIR --name NEW`" in done.stdout
     else:
         done = subprocess.run(
-            [pg_tool("pg_restore"), f"--dbname={restored['POSTGRES_DBNAME']}"]
-            + ["--host", PG["host"], "--port", str(PG["port"]), "--username", PG["user"]]
-            + ["--no-owner", str(source)],
+            [
+                *(pg_tool("pg_restore"), f"--dbname={restored['POSTGRES_DBNAME']}"),
+                *("--host", PG["host"], "--port", str(PG["port"]), "--username", PG["user"]),
+                *("--no-owner", str(source)),
+            ],
             capture_output=True,
             text=True,
             timeout=120,

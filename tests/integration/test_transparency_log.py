@@ -405,8 +405,8 @@ def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app: T
         assert swapped.sign_if_due() is None
     assert "was signed by another key of that name" in str(swapped.failure)
     assert "log_key_conflict" in [e["event"] for e in logged]
-    for new_log in (False, True):  # the log is B's now: A's key signs nothing, on purpose or not
-        back = TransparencyLog(app, KEY, checkpoint_interval=0.0, new_log=new_log)
+    for on_purpose in (False, True):  # the log is B's now: A's key signs nothing, even so
+        back = TransparencyLog(app, KEY, checkpoint_interval=0.0, new_log=on_purpose)
         back.append_once()
         with structlog.testing.capture_logs() as logged:
             assert back.sign_if_due() is None
