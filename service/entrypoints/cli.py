@@ -16,13 +16,16 @@ from collections.abc import Sequence
 
 from service.entrypoints import (
     audit,
+    backup,
     configuring,
     console,
     demo,
     keys,
     offline,
+    restore,
     rng,
     serve,
+    status,
     store,
     witness,
     worker,
@@ -30,7 +33,21 @@ from service.entrypoints import (
 from service.entrypoints.configuring import version
 from service.entrypoints.options import Parser
 
-GROUPS = (offline, serve, worker, store, audit, demo, keys, witness, console, rng)
+GROUPS = (
+    offline,
+    serve,
+    worker,
+    store,
+    status,
+    backup,
+    restore,
+    audit,
+    demo,
+    keys,
+    witness,
+    console,
+    rng,
+)
 """Every command group, in the order ``thirteen --help`` lists them."""
 
 

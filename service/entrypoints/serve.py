@@ -138,8 +138,17 @@ def register_transparency(serve_parser: argparse.ArgumentParser) -> None:
         "--log-key",
         type=Path,
         metavar="FILE",
-        help="the key that signs the log's checkpoints (default <data>/log.key, created when "
-        "missing; every replica needs the same file)",
+        help="the key that signs the log's checkpoints (default <data>/log.key, with log.pub "
+        "beside it, created on the first start with SQLite; on PostgreSQL, or once the store "
+        "holds checkpoints, it must exist: `thirteen keys init DIR`; every replica needs the "
+        "same file)",
+    )
+    transparency.add_argument(
+        "--new-log",
+        action="store_true",
+        help="let a log key whose name the store's log never had start a new log over it (a "
+        "rotated key, or a restored store: docs/operating/keys.md); without it a key of "
+        "another name than the log's is refused",
     )
     transparency.add_argument(
         "--witness-key",
@@ -298,14 +307,8 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     except Exception as error:  # the database is unreachable or unusable
         raise Refused(f"cannot open the event store: {error}", 1) from None
     try:
-        if creating and app.max_position() > 0:
-            # Not a first start: the store's tables committed under a key that is gone, and a
-            # new one could deal none of them.
-            raise Refused(
-                f"seed key file {seed_key} does not exist, but the store already holds events: "
-                "restore the key file its tables committed under (a new key could deal none of "
-                "them)"
-            )
+        if creating:
+            _refuse_a_new_seed_key(app, seed_key)
         try:
             seed_keys = app.seed_keys  # read (or create) the key file now, not at the first deal
         except SeedKeyError as error:
@@ -325,6 +328,23 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
         app.close()
         raise
     return app, transparency
+
+
+def _refuse_a_new_seed_key(app: Thirteen, seed_key: Path) -> None:
+    """``Refused`` when the store's tables committed their next deals under seed keys (a new
+    key could deal none of them); a store whose tables hold their next seeds in clear (the
+    first release's, issue 23) or that has none is given a new key."""
+    from service.tools.store_status import seed_commitments
+
+    if app.max_position() == 0:
+        return
+    needed = sorted(key_id for key_id in seed_commitments(app) if key_id)
+    if needed:
+        raise Refused(
+            f"seed key file {seed_key} does not exist, but the store's tables committed their "
+            f"next deals under key id{'s' if len(needed) > 1 else ''} {', '.join(needed)}: "
+            "restore the key file that holds them (a new key could deal none of those tables)"
+        )
 
 
 def _warn_if_open(data: Path, found: dict[Path, int]) -> None:

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     import grpc
 
     from service import logging as service_logging
-    from service.witness.polling import RETRIED, Alarm, Log, Unproven, poll
+    from service.witness.polling import RETRIED, Alarm, AnotherLog, Log, Unproven, poll
     from service.witness.state import BadInput, describe
 
     try:
@@ -122,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
             except Alarm as alarm:
                 print(f"thirteen witness: ALARM: {alarm}; not cosigned", file=sys.stderr)
                 return EXIT_ALARM
+            except AnotherLog as other:
+                print(f"thirteen witness: {other}", file=sys.stderr)
+                return EXIT_FAILED
             except Unproven as unproven:
                 retry = "" if args.once else f"; asking again in {args.interval:g} s"
                 print(f"thirteen witness: {unproven}{retry}", file=sys.stderr, flush=True)

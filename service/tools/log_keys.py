@@ -22,6 +22,7 @@ from service.transparency.keys import (
     load_or_create,
     read_signer,
     read_verifier,
+    write_public,
 )
 from service.transparency.options import LogOptions
 from service.transparency.remembered import beside
@@ -38,31 +39,31 @@ def log_options(
     args: argparse.Namespace, app: Thirteen, command: str = "serve"
 ) -> LogOptions | str:
     """``serve``'s transparency log from its flags (``--checkpoint-interval`` checked by the
-    parser), or why they cannot be used: a key file that cannot be read, or a log key that did
-    not sign the store's last checkpoint of its name (``stored_key_conflict``). A missing log
-    key file is created, and said so on stderr (by ``thirteen COMMAND``: ``serve`` or
-    ``worker``)."""
+    parser), or why they cannot be used (``log_key_refusal``). A missing log key file is created
+    only for a new log on SQLite, with its public key beside it (``<log key>.pub``), and said so
+    on stderr (by ``thirteen COMMAND``: ``serve`` or ``worker``)."""
     if os.environ.get(BENCH_SWITCH) == "off":
         return LogOptions(enabled=False)
     path = args.log_key or Path(args.data) / LOG_KEY_FILE
+    new_log = bool(getattr(args, "new_log", False))
     try:
         witnesses = tuple(read_verifier(str(w), COSIGNATURE_V1) for w in args.witness_key)
+        if not path.exists() and not path.is_symlink():
+            missing = missing_key_refusal(app, path)
+            if missing is not None:
+                return missing
         signer, created = load_or_create(path)
     except KeyFileError as error:
         return str(error)
-    conflict = stored_key_conflict(app, signer)
-    if conflict is not None:
-        return (
-            f"the log key {path} cannot sign this store's log: {conflict}; a restored or "
-            "rotated log key needs a new name (thirteen keys init DIR --name NEW, then "
-            "--log-key DIR/log.key), and witnesses and auditors told of it (README, "
-            "Transparency log)"
-        )
+    refusal = log_key_refusal(app, signer, path, new_log=new_log)
+    if refusal is not None:
+        return refusal
     if created:
+        public = write_public(path, signer)
         print(
-            f"thirteen {command}: created the log key file {path}; its public key, for audits and "
-            f"witnesses: {signer.verifier.vkey} (keep the file secret, back it up, and give "
-            "every replica the same file)",
+            f"thirteen {command}: created the log key file {path} and its public key {public} "
+            f"({signer.verifier.vkey}), for audits and witnesses; keep the key secret, back it "
+            "up, and give every replica the same file",
             file=sys.stderr,
             flush=True,
         )
@@ -73,7 +74,79 @@ def log_options(
             reason="whoever can rewrite the store can also remove what the key remembers "
             "signing (log.key.signed beside it): keep --log-key outside the data directory",
         )
-    return LogOptions(signer, witnesses, args.checkpoint_interval, remembered=beside(path))
+    return LogOptions(
+        signer, witnesses, args.checkpoint_interval, remembered=beside(path), new_log=new_log
+    )
+
+
+NEW_LOG = (
+    "to start a new log on purpose: `thirteen keys init DIR --name NEW`, then serve every "
+    "replica with --log-key DIR/log.key --new-log (docs/operating/keys.md)"
+)
+
+
+def missing_key_refusal(app: Thirteen, path: Path) -> str | None:
+    """Why the log key file ``path``, missing, must not be made now (issue 23): on PostgreSQL
+    (a replica's own new key would sign the log under another name), or when the store holds
+    checkpoints already (the key that signed them is the log's); None for a new SQLite log."""
+    from service.transparency.store import TreeStore
+
+    store = TreeStore(app)
+    last = store.latest_checkpoint() if store.exists() else None
+    if last is not None:
+        return (
+            f"log key file {path} does not exist, but the store already holds checkpoints of "
+            f"log {origin_of(last.note)} ({last.size} events): give the key file that signed "
+            f"them (--log-key FILE), or, {NEW_LOG}"
+        )
+    if app.database.kind == "postgres":
+        folder = path.parent if path.name == LOG_KEY_FILE else Path("DIR")
+        return (
+            f"log key file {path} does not exist: create it once with `thirteen keys init "
+            f"{folder}` and give every server of the store that file (--log-key "
+            f"{folder / LOG_KEY_FILE})"
+        )
+    return None
+
+
+def log_key_refusal(app: Thirteen, signer: Signer, path: Path, *, new_log: bool) -> str | None:
+    """Why ``signer`` (from ``path``) must not sign this store's log: another key of its name
+    signed the store's last checkpoint of that name (``stored_key_conflict``); its name is not
+    the log's (the store's last checkpoint's origin) and ``--new-log`` was not given; or, with
+    it, its name is one the log had before (a name once left is not taken up again: witnesses
+    would see two logs alternate). None when it may."""
+    from service.transparency.store import TreeStore
+
+    conflict = stored_key_conflict(app, signer)
+    if conflict is not None:
+        return (
+            f"the log key {path} cannot sign this store's log: {conflict}; a restored or "
+            "rotated log key needs a new name (thirteen keys init DIR --name NEW, then "
+            "--log-key DIR/log.key --new-log), and witnesses and auditors told of it "
+            "(docs/operating/keys.md)"
+        )
+    store = TreeStore(app)
+    last = store.latest_checkpoint() if store.exists() else None
+    if last is None or origin_of(last.note) == signer.name:
+        return None
+    if not new_log:
+        return (
+            f"the log key {path} is named {signer.name}, but this store's log is "
+            f"{origin_of(last.note)} (last checkpoint: {last.size} events): give every replica "
+            f"that log's key file, or, {NEW_LOG}"
+        )
+    if store.latest_of(signer.name) is not None:
+        return (
+            f"the log key {path} is named {signer.name}, a log this store left for "
+            f"{origin_of(last.note)}: a new log needs a name never used (thirteen keys init DIR "
+            "--name NEW)"
+        )
+    return None
+
+
+def origin_of(note: str) -> str:
+    """A checkpoint's origin: its note's first line."""
+    return note.split("\n", 1)[0]
 
 
 def stored_key_conflict(app: Thirteen, signer: Signer) -> str | None:

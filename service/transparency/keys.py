@@ -21,7 +21,7 @@ from pathlib import Path
 import structlog
 
 from domain.tlog.note import COSIGNATURE_V1, ED25519, NoteError, Signer, Verifier
-from service.small_files import create_private, read_text, warn_if_open
+from service.small_files import create_private, read_text, replace_private, warn_if_open
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -103,6 +103,19 @@ def load_or_create(path: Path, name: str | None = None) -> tuple[Signer, bool]:
         except FileExistsError:  # another replica created it meanwhile
             pass
     return read_signer(path), False
+
+
+def write_public(key_file: Path, signer: Signer) -> Path:
+    """The public key of ``signer`` beside its new key file: ``log.pub`` for ``log.key`` (as
+    ``keys init`` writes), ``<key file>.pub`` for a name not ending in ``.key``; one there is
+    replaced (it cannot be this new key's). Mode 0600 like every file ``serve`` makes (issue 22):
+    copy it out to give it away. Where it was written."""
+    suffixed = key_file.suffix == ".key"
+    public = (
+        key_file.with_suffix(".pub") if suffixed else key_file.with_name(key_file.name + ".pub")
+    )
+    replace_private(public, signer.verifier.vkey + "\n")  # owner-only, as all serve makes
+    return public
 
 
 def read_verifier(text_or_path: str, kind: int | None = None) -> Verifier:

@@ -75,8 +75,13 @@ class TransparencyLog(LogReader):
         stall_after: float = STALL_AFTER,
         appends: bool = True,
         remembered: Remembered | None = None,
+        new_log: bool = False,
     ) -> None:
         super().__init__(app)
+        # Whether this key may sign over the checkpoints of another log name (``--new-log``):
+        # otherwise a replica given another key signs nothing, so that witnesses never see
+        # two logs alternate over one store (issue 23).
+        self.new_log = new_log
         self.remembered = remembered  # the last checkpoint this key signed, kept beside it
         self.signer = signer
         self.witnesses = list(witnesses)
@@ -255,16 +260,33 @@ class TransparencyLog(LogReader):
                         "log_key_conflict",
                         f"{conflict}: a restored or rotated log key needs a new name",
                     )
-                elif self._signed.note.split("\n", 1)[0] != self.signer.name:
-                    log.warning(
-                        "log_key_changed",
-                        previous_origin=self._signed.note.split("\n", 1)[0],
-                        origin=self.signer.name,
-                        reason="the log key's name differs from the last checkpoint's origin: "
-                        "witnesses see another log from here on (give every replica the same "
-                        "key)",
-                    )
+                else:
+                    self._check_origin(self._signed)
         return self._signed
+
+    def _check_origin(self, last: StoredCheckpoint) -> None:
+        """Refuse to sign when the store's last checkpoint ``last`` is of another log name than
+        this key's, unless this key starts a new log (``new_log``) under a name the store never
+        had; say once that it does."""
+        origin = last.note.split("\n", 1)[0]
+        if origin == self.signer.name:
+            return
+        if not self.new_log or self.store.latest_of(self.signer.name) is not None:
+            self._refuse(
+                "log_key_foreign",
+                f"the log's last checkpoint ({last.size} events) is of log {origin}, not of this "
+                f"key's name {self.signer.name}: every replica signs with the log's key (a new "
+                "log needs a name never used, and --new-log)",
+                origin=origin,
+            )
+            return
+        log.warning(
+            "log_key_changed",
+            previous_origin=origin,
+            origin=self.signer.name,
+            reason="--new-log: this key starts a new log over the store; tell witnesses and "
+            "auditors its public key",
+        )
 
     def sign_if_due(self, now: float | None = None) -> StoredCheckpoint | None:
         """Sign a checkpoint of the tree as it is, when it grew and the interval has passed
@@ -278,6 +300,13 @@ class TransparencyLog(LogReader):
             return None
         if now - self._signed_at < self.checkpoint_interval:
             return None
+        newest = self.store.latest_checkpoint()  # another replica may have signed meanwhile
+        if newest is not None and (last is None or newest.size > last.size):
+            self._signed = newest
+            self._check_origin(newest)
+            if self.failure is not None or state.size <= newest.size:
+                return None
+            last = newest
         checkpoint = Checkpoint(self.signer.name, state.size, frontier.root())
         if last is not None and not self._extends(last, checkpoint):
             self._refuse(

@@ -29,6 +29,7 @@ class LogOptions:
     stall_after: float = STALL_AFTER
     appends: bool = True  # False: a ``thirteen worker`` appends and signs; this one serves
     remembered: Path | None = None  # where the last checkpoint the key signed is kept
+    new_log: bool = False  # the key may start a new log over a store of another log's name
 
     def build(self, app: Thirteen) -> TransparencyLog | None:
         if not self.enabled:
@@ -50,6 +51,7 @@ class LogOptions:
             checkpoint_interval=self.checkpoint_interval,
             stall_after=self.stall_after,
             appends=self.appends,
+            new_log=self.new_log or self.key is None,
             remembered=None
             if self.remembered is None or self.key is None
             else Remembered(self.remembered, key.verifier),

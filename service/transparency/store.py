@@ -304,6 +304,20 @@ class TreeStore:
         )
         return _checkpoint(rows[0]) if rows else None
 
+    def origins(self) -> list[tuple[str, int, int]]:
+        """Every log name the store's checkpoints carry, with the smallest and largest tree
+        size signed under it, oldest first (``thirteen status``)."""
+        first_line = (
+            "split_part(note, chr(10), 1)"
+            if self.postgres
+            else "substr(note, 1, instr(note, char(10)) - 1)"
+        )
+        rows = self._rows(
+            f"SELECT {first_line} AS origin, MIN(size) AS low, MAX(size) AS high "
+            "FROM {p}checkpoints GROUP BY 1 ORDER BY 2"
+        )
+        return [(str(r["origin"]), int(r["low"]), int(r["high"])) for r in rows]
+
     def checkpoint(self, size: int) -> StoredCheckpoint | None:
         rows = self._rows("SELECT size, root, note FROM {p}checkpoints WHERE size = ?", (size,))
         return _checkpoint(rows[0]) if rows else None

@@ -53,6 +53,12 @@ class Alarm(Exception):
     """The log showed a checkpoint the witness must not cosign; the message names both."""
 
 
+class AnotherLog(Exception):
+    """The server now serves another log's checkpoints (another name: a new log, started on
+    purpose over a restored store or with a rotated key, docs/operating/keys.md): not a fork of
+    the log this witness watches, whose last accepted checkpoint stays its last."""
+
+
 class Unproven(Exception):
     """The log showed a newer checkpoint and did not prove it extends the accepted one, fewer
     than ``--alarm-after`` polls in a row; the message says so."""
@@ -225,6 +231,14 @@ def poll(
     (or ``Unproven``). ``now``: the time it cosigns with (Unix seconds; default the clock)."""
     now = int(time.time()) if now is None else now
     note = log.checkpoint()
+    origin = note.split("\n", 1)[0]
+    if origin != log_key.name:
+        raise AnotherLog(
+            f"the server now serves checkpoints of another log, {origin[:200]!r}, not of "
+            f"{log_key.name!r}, which this witness watches (last accepted "
+            f"{describe(state.latest)}): a new log, not a fork of this one; to witness it, run "
+            "a witness with its public key and a new --state"
+        )
     try:
         new = open_checkpoint(note, log_key)
     except NoteError as error:

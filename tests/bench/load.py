@@ -43,7 +43,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from tests.support.health import HealthStub, health_stub
-from tests.support.seed_key import ensure_seed_key
+from tests.support.seed_key import ensure_log_key, ensure_seed_key
 
 TABLES = 16
 PLAYERS = 4
@@ -80,6 +80,9 @@ class ServerProcess:
         command += ["serve", "--address", "127.0.0.1:0", "--data", str(data)]
         seed_key = ensure_seed_key(data.parent / "seed.key")  # shared by the replicas
         command += ["--seed-key", str(seed_key)]
+        if "--log-key" not in extra:  # shared too, as every replica's must be
+            command += ["--log-key", str(data.parent / "log.key")]
+        ensure_log_key(data, command, {"THIRTEEN_STORE": "sqlite", **(env or {})})
         command += ["--log-level", "warning", *extra]
         self.process = subprocess.Popen(
             command,

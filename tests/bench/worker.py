@@ -37,7 +37,8 @@ class WorkerProcess:
     def __init__(self, data: Path, env: Mapping[str, str]) -> None:
         script = Path(sys.executable).with_name("thirteen")
         self.process = subprocess.Popen(
-            [str(script), "worker", "--data", str(data), "--log-level", "warning"],
+            [str(script), "worker", "--data", str(data), "--log-level", "warning"]  # noqa: RUF005
+            + ["--log-key", str(data.parent / "log.key")],  # the servers' (tests/bench/load.py)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -80,15 +80,28 @@ def test_a_log_key_swapped_under_the_same_name_is_refused_at_start(tmp_path: Pat
     assert "needs a new name (thirteen keys init DIR --name NEW" in line
 
 
+def test_a_key_of_another_name_than_the_logs_is_refused_without_new_log(tmp_path: Path) -> None:
+    """Issue 23: a replica given another key than the log's would sign the store's log under
+    another name; only ``--new-log`` says that this is meant."""
+    data = tmp_path / "data"
+    signed_store(data, Signer.from_seed(NAME, bytes(32)))
+    renamed = tmp_path / "renamed.key"
+    write_signer(renamed, Signer.from_seed(NAME + "-2", bytes(range(32))))
+    line = one_line_refusal(serve(data, "--log-key", str(renamed)))
+    assert f"the log key {renamed} is named {NAME}-2, but this store's log is {NAME}" in line
+    assert "--log-key DIR/log.key --new-log" in line
+
+
 def test_a_restored_key_under_a_new_name_starts_another_log(tmp_path: Path) -> None:
-    """The remedy the refusal names: the server starts, and says the log's name changed."""
+    """The remedy the refusal names: with ``--new-log`` the server starts, and says the log's
+    name changed."""
     data = tmp_path / "data"
     signed_store(data, Signer.from_seed(NAME, bytes(32)))
     renamed = tmp_path / "renamed.key"
     write_signer(renamed, Signer.from_seed(NAME + "-2", bytes(range(32))))
     process = subprocess.Popen(
         [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)]  # noqa: RUF005
-        + ["--log-key", str(renamed), "--checkpoint-interval", "0.1"],
+        + ["--log-key", str(renamed), "--checkpoint-interval", "0.1", "--new-log"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

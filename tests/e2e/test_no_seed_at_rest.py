@@ -34,7 +34,7 @@ from tests.e2e.helpers import (
     sit,
     stand,
 )
-from tests.support.seed_key import ensure_seed_key
+from tests.support.seed_key import ensure_log_key, ensure_seed_key
 from tests.support.stores import PG
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
@@ -47,6 +47,7 @@ class Serve:
 
     def __init__(self, data: Path, environ: dict[str, str], log: Path, *extra: str) -> None:
         self.log = log
+        ensure_log_key(data, extra, environ)
         with log.open("wb") as sink:
             self.process = subprocess.Popen(
                 [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data), *extra],

@@ -24,7 +24,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2,
     wallet_pb2_grpc,
 )
-from tests.support.seed_key import ensure_seed_key
+from tests.support.seed_key import ensure_log_key, ensure_seed_key
 from tests.support.stores import store_environ
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
@@ -35,6 +35,9 @@ class Replica:
 
     def __init__(self, environ: dict[str, str], data: Path, *extra: str) -> None:
         seed_key = ensure_seed_key(data.parent / "seed.key")  # every replica: the same file
+        if "--log-key" not in extra:  # and the same log key
+            extra = (*extra, "--log-key", str(data.parent / "log.key"))
+        ensure_log_key(data, extra, environ)
         self.process = subprocess.Popen(
             [
                 *(str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)),

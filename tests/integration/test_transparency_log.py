@@ -366,15 +366,20 @@ def test_a_key_of_the_same_name_never_signs_over_another_keys_checkpoint(app: Th
     assert "was signed by another key of that name" in str(swapped.failure)
     assert [e["event"] for e in logged] == ["log_key_conflict"]
     renamed = TransparencyLog(
-        app, Signer.from_seed("thirteen.test/log-2", bytes(32)), checkpoint_interval=0.0
+        app,
+        Signer.from_seed("thirteen.test/log-2", bytes(32)),
+        checkpoint_interval=0.0,
+        new_log=True,
     )
-    assert renamed.sign_if_due() is not None  # a new name starts another log
+    assert renamed.sign_if_due() is not None  # a new name starts another log, on purpose
 
 
 def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app: Thirteen) -> None:
     """Log A signs, the log is renamed to B and signs, then a key named A but not A's key comes
     back: the last checkpoint is B's, yet A's last is still A's key's, and witnesses of A hold
-    it: the intruder signs nothing (and ``serve`` refuses it, ``stored_key_conflict``)."""
+    it: the intruder signs nothing (and ``serve`` refuses it, ``stored_key_conflict``). Nor
+    does A's own key sign again once the log has moved to B (issue 23): witnesses would see two
+    logs alternate over one store."""
     from service.tools.log_keys import stored_key_conflict
 
     first = new_log(app)
@@ -382,14 +387,17 @@ def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app: T
     first.append_once()
     assert first.sign_if_due() is not None
     renamed = TransparencyLog(
-        app, Signer.from_seed("thirteen.test/log-2", bytes(32)), checkpoint_interval=0.0
+        app,
+        Signer.from_seed("thirteen.test/log-2", bytes(32)),
+        checkpoint_interval=0.0,
+        new_log=True,
     )
     credits(app, 2, start=3)
     renamed.append_once()
     assert renamed.sign_if_due() is not None
     intruder = Signer.from_seed(KEY.name, bytes(range(1, 33)))
     assert "was signed by another key of that name" in str(stored_key_conflict(app, intruder))
-    assert stored_key_conflict(app, KEY) is None  # A's own key may come back
+    assert stored_key_conflict(app, KEY) is None  # A's own key signed A's checkpoints
     swapped = TransparencyLog(app, intruder, checkpoint_interval=0.0)
     credits(app, 2, start=5)
     swapped.append_once()
@@ -397,8 +405,13 @@ def test_a_key_of_an_earlier_name_never_signs_over_that_names_checkpoints(app: T
         assert swapped.sign_if_due() is None
     assert "was signed by another key of that name" in str(swapped.failure)
     assert "log_key_conflict" in [e["event"] for e in logged]
-    back = TransparencyLog(app, KEY, checkpoint_interval=0.0)
-    assert back.sign_if_due() is not None  # the tree extends A's last: A continues
+    for on_purpose in (False, True):  # the log is B's now: A's key signs nothing, even so
+        back = TransparencyLog(app, KEY, checkpoint_interval=0.0, new_log=on_purpose)
+        back.append_once()
+        with structlog.testing.capture_logs() as logged:
+            assert back.sign_if_due() is None
+        assert "is of log thirteen.test/log-2, not of this key's name" in str(back.failure)
+        assert [e["event"] for e in logged] == ["log_key_foreign"]
 
 
 def test_audit_all_judges_the_tree_by_the_checkpoint_signed_when_it_began_reading(

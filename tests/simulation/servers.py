@@ -37,7 +37,7 @@ from service._generated.thirteen.v1 import (
     table_pb2_grpc,
     wallet_pb2_grpc,
 )
-from tests.support.seed_key import ensure_seed_key
+from tests.support.seed_key import ensure_log_key, ensure_seed_key
 
 SCRIPT = Path(sys.executable).parent / "thirteen"
 LOOPBACK = "127.0.0.1"
@@ -114,6 +114,7 @@ class ServeProcess:
         if self.app_name:
             env["PGAPPNAME"] = self.app_name
         ensure_seed_key(self.data / "seed.key")  # serve makes one only for SQLite
+        ensure_log_key(self.data, self.extra, self.environ)  # and a log key for a new one
         process = subprocess.Popen(
             [
                 *(str(SCRIPT), "serve", "--address", f"{LOOPBACK}:0", "--data", str(self.data)),

@@ -22,7 +22,7 @@ from service._generated.thirteen.v1 import (
     wallet_pb2_grpc,
 )
 from tests.e2e.helpers import wait_until
-from tests.support.seed_key import ensure_seed_key
+from tests.support.seed_key import ensure_log_key, ensure_seed_key
 
 SCRIPT = shutil.which("thirteen", path=str(Path(sys.executable).parent))
 SQLITE = {"THIRTEEN_STORE": "sqlite"}
@@ -38,8 +38,11 @@ class ServeProcess:
         *extra: str,
         environ: dict[str, str] | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        make_keys: bool = True,
     ) -> None:
-        ensure_seed_key(data / "seed.key")
+        if make_keys:  # False: serve finds the keys there are, or makes or refuses them
+            ensure_seed_key(data / "seed.key")
+            ensure_log_key(data, extra, environ or SQLITE)
         self.data = data
         self.environ = dict(environ or SQLITE)
         self.process = subprocess.Popen(

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from tests.e2e.helpers import wait_until
+from tests.support.seed_key import ensure_log_key
 from tests.support.serve_process import SCRIPT, SQLITE
 
 
@@ -19,6 +20,7 @@ class WorkerProcess:
     None); its JSON log lines are collected."""
 
     def __init__(self, data: Path, *extra: str, environ: dict[str, str] | None = None) -> None:
+        ensure_log_key(data, extra, environ or SQLITE)
         self.process = subprocess.Popen(
             [str(SCRIPT), "worker", "--data", str(data), *extra],
             stdout=subprocess.DEVNULL,

@@ -43,7 +43,13 @@ FLOORS: list[tuple[str, ...]] = [
         "service.security",
         "service.report",
     ),
-    ("service.rpc", "service.metrics", "service.tracing", "service.web", "service.client"),  # the adapters
+    (
+        "service.rpc",
+        "service.metrics",
+        "service.tracing",
+        "service.web",
+        "service.client",
+    ),  # the adapters
     ("service.routing",),  # passes a table's calls to the replica that owns it
     ("service.bootstrap",),  # assembles a serving process
     ("service.tools", "service.witness"),  # offline: never serves
