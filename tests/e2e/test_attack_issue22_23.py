@@ -1,13 +1,12 @@
-"""Attacks from outside on what landed for issues 22 and 23 (configuration, upgrades): real
-``thirteen serve`` processes, each finding one test that fails on the code as found."""
+"""Attacks from outside on what landed for issues 22 and 23 (configuration, streams, heavy
+reads): real ``thirteen serve`` processes, each finding one test that fails on the code as
+found."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import shutil
-import signal
 import subprocess
 import threading
 from collections import Counter
@@ -21,9 +20,7 @@ import pytest
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc
 from service.rpc.runner import Runner
 from tests.e2e.helpers import wait_until
-from tests.support.serve_process import SCRIPT, SQLITE, ServeProcess
-
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_store"
+from tests.support.serve_process import SCRIPT, ServeProcess
 
 
 def _configuration(lines: list[str]) -> dict[str, object]:
@@ -86,47 +83,6 @@ def test_an_environment_setting_wins_over_the_files_setting_that_excludes_it(
         timeout=120,
     )
     assert "exclude each other" not in result.stderr, result.stderr
-
-
-def test_the_first_releases_store_starts_with_thirteen_serve_as_it_is(tmp_path: Path) -> None:
-    """Issue 23 finding 2, still there through the real command: the v1 store (its tables'
-    seeds committed in clear, no seed key ever) is refused with "restore the key file its
-    tables committed under", a file that never existed; upgrade.md says it starts as it is.
-    Expected: it serves, and ListRounds lists the fixture's revealed rounds."""
-    data = tmp_path / "data"
-    shutil.copytree(FIXTURE, data)
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(data)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **SQLITE},
-    )
-    lines: list[str] = []
-
-    def read() -> None:
-        assert process.stderr is not None
-        lines.extend(process.stderr)
-
-    threading.Thread(target=read, daemon=True).start()
-    try:
-        wait_until(
-            lambda: any("serving gRPC on" in line for line in lines) or process.poll() is not None,
-            "thirteen serve to start or stop",
-            60,
-        )
-        assert process.poll() is None, "".join(lines[-3:])
-        line = next(line for line in lines if "serving gRPC on" in line)
-        address = line.split("serving gRPC on ")[1].split()[0]
-        with grpc.insecure_channel(address) as channel:
-            tables = table_pb2_grpc.TableServiceStub(channel)
-            request = table_pb2.ListRoundsRequest(table_id="t-standard", page_size=100)
-            answer = tables.ListRounds(request, timeout=60, wait_for_ready=True)
-        assert answer.rounds
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
 
 
 async def _watchers(address: str, streams: int) -> Counter[str]:
