@@ -60,6 +60,9 @@ def build_parser() -> Parser:
     for command in configuring.CONFIGURED:  # flags also from THIRTEEN_* and a TOML file
         configuring.enable(commands.choices[command], command)
         commands.choices[command].configured_as = command
+        # Exact flags only: a setting's name is its flag's, and an abbreviation the command
+        # line took (--conf) would be a flag that the settings' reading did not see.
+        commands.choices[command].allow_abbrev = False
     return parser
 
 

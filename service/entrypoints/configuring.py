@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -114,7 +115,7 @@ def parse_known_args(
             setattr(parsed, action.dest, getattr(parsed, action.dest)[len(value) :])
         elif name not in sources:
             sources[name] = settings[name].source
-    _one_of_each_group(parser, flags, parsed, sources)
+    _one_of_each_group(parser, flags, parsed, sources, settings)
     result = argparse.Namespace(**vars(parsed))
     result.configuration = Configuration(command, flags, sources)
     return result, extras
@@ -243,22 +244,32 @@ def _one_of_each_group(
     flags: Mapping[str, argparse.Action],
     parsed: argparse.Namespace,
     sources: dict[str, str],
+    settings: Mapping[str, Setting],
 ) -> None:
-    """Of flags that exclude each other, the one given on the command line wins over settings
-    of the others; two settings of one group are refused."""
+    """Of flags that exclude each other, the one set in the strongest place wins over the
+    others (the command line over a variable over the file); two set in the same place are
+    refused."""
     names = {action: name for name, action in flags.items()}
+
+    def rank(name: str) -> int:
+        return 2 if sources[name] == "flag" else settings[name].level
+
     for group in parser._mutually_exclusive_groups:
         members = [names[action] for action in group._group_actions if action in names]
         set_ = [name for name in members if name in sources]
-        if any(sources[name] == "flag" for name in set_):
-            for name in set_:
-                if sources[name] != "flag":
-                    setattr(parsed, flags[name].dest, flags[name].default)
-                    del sources[name]
-        elif len(set_) > 1:
+        if not set_:
+            continue
+        strongest = max(rank(name) for name in set_)
+        winners = [name for name in set_ if rank(name) == strongest]
+        if len(winners) > 1:
             parser.error(
-                f"{sources[set_[0]]} and {sources[set_[1]]} exclude each other: give one of them"
+                f"{sources[winners[0]]} and {sources[winners[1]]} exclude each other: give one "
+                "of them"
             )
+        for name in set_:
+            if name not in winners:
+                setattr(parsed, flags[name].dest, flags[name].default)
+                del sources[name]
 
 
 @dataclass(frozen=True)
@@ -277,7 +288,11 @@ class Configuration:
             if any(word in name for word in SECRET_WORDS):
                 continue
             value = getattr(args, action.dest)
-            shown[name] = [str(v) for v in value] if isinstance(value, list) else _plain(value)
+            shown[name] = (
+                [_without_userinfo(str(v)) for v in value]
+                if isinstance(value, list)
+                else _plain(value)
+            )
         if self.command in ("serve", "worker"):
             for variable in STORE_SETTINGS:
                 if variable in os.environ:
@@ -286,7 +301,18 @@ class Configuration:
 
 
 def _plain(value: object) -> object:
-    return value if value is None or isinstance(value, bool | int | float | str) else str(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return _without_userinfo(str(value))
+
+
+USERINFO = re.compile(r"(?<=//)[^/@\s]*@")
+"""The ``user:password@`` of an address (``https://alice:pw@host:4317``)."""
+
+
+def _without_userinfo(text: str) -> str:
+    """``text`` with any address's credentials left out (``https://***@host:4317``)."""
+    return USERINFO.sub("***@", text)
 
 
 def log_effective(args: argparse.Namespace) -> None:

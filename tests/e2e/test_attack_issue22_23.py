@@ -20,6 +20,7 @@ import pytest
 from service._generated.thirteen.v1 import table_pb2, table_pb2_grpc
 from service.rpc.runner import Runner
 from tests.e2e.helpers import wait_until
+from tests.support.cli import thirteen
 from tests.support.serve_process import SCRIPT, ServeProcess
 
 
@@ -31,19 +32,19 @@ def _configuration(lines: list[str]) -> dict[str, object]:
     raise AssertionError("no configuration logged:\n" + "".join(lines[-10:]))
 
 
-def test_an_abbreviated_config_flag_is_not_silently_ignored(tmp_path: Path) -> None:
-    """argparse takes ``--conf FILE`` for ``--config FILE`` (abbreviations are allowed), but the
-    settings are read by a pre-parser that allows none: the file is never read, its settings
-    (and its unknown keys) silently ignored, while the command line looked right."""
+def test_an_abbreviated_config_flag_is_refused_not_silently_ignored(tmp_path: Path) -> None:
+    """argparse took ``--conf FILE`` for ``--config FILE`` (abbreviations were allowed), but the
+    settings are read by a pre-parser that allows none: the file was never read, its settings
+    (and its unknown keys) silently ignored, while the command line looked right. The
+    configured commands take their flags exactly: ``--conf`` is one line, exit status 2."""
     config = tmp_path / "thirteen.toml"
     config.write_text("[serve]\nmax-in-flight = 7\n")
-    server = ServeProcess(tmp_path / "data", "--conf", str(config))
-    try:
-        settings = _configuration(server.lines)["settings"]
-    finally:
-        server.stop()
-    assert isinstance(settings, dict)
-    assert settings["max-in-flight"] == 7, "--conf was accepted and its file ignored"
+    for command, *more in (("serve", "--address", "127.0.0.1:0"), ("worker",)):
+        done = thirteen(command, "--conf", str(config), "--data", str(tmp_path / "data"), *more)
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        [line] = done.stderr.splitlines()
+        assert "unrecognized arguments: --conf" in line
+    assert not (tmp_path / "data").exists()
 
 
 def test_credentials_in_the_otlp_endpoint_are_not_logged(tmp_path: Path) -> None:
