@@ -54,8 +54,8 @@ def register(commands: Commands) -> None:
         type=whole_number(1, 100_000, "--max-in-flight"),
         default=1_000,
         metavar="N",
-        help="calls served at once; past it a call is answered RESOURCE_EXHAUSTED with a delay "
-        "to retry after (default 1000)",
+        help="calls served at once, and as many streams open at once; past it a call is "
+        "answered RESOURCE_EXHAUSTED with a delay to retry after (default 1000)",
     )
     serve_parser.add_argument(
         "--metrics",

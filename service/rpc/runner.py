@@ -76,26 +76,48 @@ class Runner:
     async def heavy(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn`` on the pool once no other heavy read runs (first come, first served) and
         the last has rested (``HEAVY_REST`` times the CPU time it used: not the time it
-        waited, for the views to catch up or for the interpreter)."""
+        waited, for the views to catch up or for the interpreter).
+
+        A caller that leaves (its deadline passed, grpc cancels it) while queued frees its
+        turn, and its read never starts; once its read runs on the pool, the read keeps the
+        slot until its thread is done, and its CPU time counts toward the rest (issue 22:
+        callers with short deadlines otherwise ran heavy reads side by side, unpaced)."""
         loop = asyncio.get_running_loop()
+        await self._heavy.acquire()
+        try:
+            pause = self._heavy_from - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
+        except BaseException:
+            self._heavy.release()
+            raise
         used = 0.0
+        left = False  # the caller was cancelled before the pool took the read up
 
         def timed() -> T:
             nonlocal used
+            if left:
+                raise asyncio.CancelledError
             started = time.thread_time()
             try:
                 return fn(*args, **kwargs)
             finally:
                 used = time.thread_time() - started
 
-        async with self._heavy:
-            pause = self._heavy_from - loop.time()
-            if pause > 0:
-                await asyncio.sleep(pause)
-            try:
-                return await self(timed)
-            finally:
-                self._heavy_from = loop.time() + used * HEAVY_REST
+        def done(work: asyncio.Future[T]) -> None:
+            if not work.cancelled():
+                work.exception()  # retrieved here: a caller that left does not read it
+            self._heavy_from = loop.time() + used * HEAVY_REST
+            self._heavy.release()
+
+        call = functools.partial(contextvars.copy_context().run, timed)
+        work = loop.run_in_executor(self.executor, call)
+        work.add_done_callback(done)
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            left = True
+            raise
 
 
 def request_id_of(context: grpc.aio.ServicerContext[Req, Resp]) -> str:
