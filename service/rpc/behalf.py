@@ -65,6 +65,7 @@ def caller_identity(policy: Policy, identity: str | None, metadata: Metadata) ->
         elif key == ON_BEHALF and isinstance(value, bytes):
             named = value
     if by is None and named is None:
+        _forwarded_by.set(None)  # made here, whatever the context this call started from held
         return identity
     if by is None or named is None:
         raise PermissionDenied(f"a forwarded call names both {FORWARDED} and {ON_BEHALF}")

@@ -172,6 +172,7 @@ def test_a_backup_taken_while_rounds_play_restores_audits_and_starts_a_new_log(
             wait_until(
                 lambda: any("transparency_log_rewritten" in x for x in again.lines),
                 "the old key to refuse the restored, older history",
+                60,  # its first signature comes after start-up and catch-up, slow when loaded
             )
         finally:
             again.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import random
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -13,8 +14,22 @@ from hypothesis import strategies as st
 from service.errors import PermissionDenied
 from service.routing.owners import owner
 from service.routing.peers import PeersError, parse_peers
+from service.rpc import behalf
 from service.rpc.behalf import FORWARDED, ON_BEHALF, caller_identity, forwarded_by
 from service.security.policy import Policy
+
+
+@pytest.fixture(autouse=True)
+def _no_mark_left_behind() -> Iterator[None]:
+    """``caller_identity`` marks the context it runs in as a forwarded call's: these tests call
+    it outside any call, so the marks are undone after each, before a later test (or a server
+    started later in this process) could inherit them."""
+    forwarded = behalf._forwarded_by.set(None)
+    passed = behalf._passed_on.set(False)
+    yield
+    behalf._forwarded_by.reset(forwarded)
+    behalf._passed_on.reset(passed)
+
 
 REPLICAS = st.lists(
     st.from_regex(r"10\.0\.0\.[0-9]{1,3}:[1-9][0-9]{0,3}", fullmatch=True),
