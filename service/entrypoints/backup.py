@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.seed_key is not None or args.log_key is not None:
         return refuse("backup", "--seed-key and --log-key name key files for --include-keys")
     try:
-        backup(data, args.target, keys, print)
+        backup(data, args.target, keys, print, log_key=keys[1] if keys else None)
     except BackupError as error:
         return refuse("backup", str(error))
     except OSError as error:  # sqlite3.Error is not one: see below

@@ -27,7 +27,7 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.tools.backup import BackupError, restore
+    from service.tools.backup import BackupError, restore, restored_log_key
 
     if os.environ.get("THIRTEEN_STORE", "sqlite") != "sqlite":
         return refuse("restore", postgres_procedure("restore"))
@@ -49,11 +49,13 @@ def run(args: argparse.Namespace) -> int:
             f"{data} --log-key DIR/log.key --new-log`, and give witnesses and auditors its public "
             "key (docs/operating/backup.md)"
         )
-    if args.include_keys and "log.key" in manifest["keys"]:
+    log_key = restored_log_key(manifest) if args.include_keys else None
+    if log_key is not None:
         print(
-            f"the log key is back in {data} without its record of what it signed since the "
-            "backup (log.key.signed): serve it under its name only if it signed nothing after "
-            "the backup's last checkpoint; else start a new log as above"
+            f"the log key is back in {data / log_key} without its record of what it signed "
+            f"since the backup: the log signs nothing under its name while {data / log_key}"
+            ".restored is there; remove that file only if the key signed nothing after the "
+            "backup's last checkpoint, else start a new log as above"
         )
     print(f"check it: thirteen audit --data {data} --all")
     return 0

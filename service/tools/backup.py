@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from service.small_files import replace_private
+from service.transparency.remembered import restored_beside
+
 EVENTS = "thirteen.sqlite"
 VIEWS = "views.sqlite"
 MANIFEST = "backup.json"
@@ -63,12 +66,14 @@ def backup(
     target: Path,
     key_files: list[Path],
     say: Callable[[str], None],
+    log_key: Path | None = None,
 ) -> dict[str, Any]:
     """Copy the store under ``data`` into the new directory ``target``: the views first, then
-    the events (so the views never hold an event the copied log lacks: a restored server's
-    projector goes on from the views' position), each with SQLite's online backup; then
-    ``key_files`` (those that exist) into ``target/keys``. The manifest written last says what
-    the backup holds; a backup without it is incomplete."""
+        the events (so the views never hold an event the copied log lacks: a restored server's
+        projector goes on from the views' position), each with SQLite's online backup; then
+        ``key_files`` (those that exist) into ``target/keys``, ``log_key`` (one of them) named in
+    the manifest as the log's key. The manifest written last says what
+        the backup holds; a backup without it is incomplete."""
     events = data / EVENTS
     if not events.is_file():
         raise BackupError(f"no event store in {data} (expected {events})")
@@ -96,6 +101,7 @@ def backup(
         "from": str(data),
         "files": copied,
         "keys": keys,
+        "log_key": log_key.name if log_key is not None and log_key.name in keys else None,
         **_facts(target / EVENTS),
     }
     (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -149,4 +155,30 @@ def restore(source: Path, data: Path, with_keys: bool) -> dict[str, Any]:
                 raise BackupError(f"{data / name} exists: a key file is never replaced")
             shutil.copy2(source / KEYS / name, data / name)
             (data / name).chmod(0o600)
+        log_key = restored_log_key(manifest)
+        if log_key is not None:
+            _mark_restored(data / log_key, manifest)
     return manifest
+
+
+def restored_log_key(manifest: dict[str, Any]) -> str | None:
+    """The name of the log key file among the backup's keys (``log.key`` in a backup made
+    before the manifest named it), or None."""
+    keys = manifest.get("keys") or []
+    name = manifest.get("log_key", "log.key")
+    return name if isinstance(name, str) and name in keys and Path(name).name == name else None
+
+
+def _mark_restored(key_file: Path, manifest: dict[str, Any]) -> None:
+    """Mark the log key put back in ``key_file`` (``service.transparency.remembered.RESTORED``):
+    it comes without its record of what it signed after the backup, so the log signs nothing
+    under its name until the operator removes the mark or starts a new log."""
+    checkpoint = manifest.get("checkpoint") or {}
+    replace_private(
+        restored_beside(key_file),
+        f"{key_file.name} was put back by thirteen restore from a backup made "
+        f"{manifest.get('made_at')} (its last checkpoint: {checkpoint.get('size')} events). "
+        "The log signs nothing under this key's name while this file is here: start a new log "
+        "(docs/operating/keys.md), or remove this file if the key signed nothing after the "
+        "backup.\n",
+    )

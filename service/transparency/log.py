@@ -335,6 +335,17 @@ class TransparencyLog(LogReader):
         """Whether ``checkpoint`` extends the last one this key signed as kept beside it
         (``service.transparency.remembered``): a store rewritten, its log's tables emptied and
         rebuilt, would otherwise be signed afresh."""
+        mark = self.remembered.restored() if self.remembered is not None else None
+        if mark is not None:
+            self._refuse(
+                "log_key_conflict",
+                f"the log key was put back from a backup ({mark}) without its record of what it "
+                "signed after the backup: signing under its name could fork the log; start a new "
+                "log (thirteen keys init DIR --name NEW, then --log-key DIR/log.key --new-log), "
+                f"or remove {mark} if the key signed nothing after the backup",
+                mark=str(mark),
+            )
+            return False
         kept = self.remembered.last() if self.remembered is not None else None
         if kept is None and self.remembered is not None and self._signed is not None:
             self.remembered.missing(self._signed.size)  # said once: the check is gone

@@ -19,11 +19,21 @@ from service.small_files import read_text, replace_private
 log = structlog.get_logger("thirteen.transparency")
 
 SUFFIX = ".signed"
+RESTORED = ".restored"
+"""``<log key>.restored``, written by ``thirteen restore --include-keys`` beside the log key it
+puts back: the key comes without its ``.signed`` record (what it signed after the backup is not
+known), so the log signs nothing under its name while this file is there (``log_key_conflict``):
+a new log, or the operator removes the file, knowing the key signed nothing after the backup."""
 
 
 def beside(key_file: Path) -> Path:
     """Where the last checkpoint signed by the key in ``key_file`` is kept."""
     return key_file.with_name(key_file.name + SUFFIX)
+
+
+def restored_beside(key_file: Path) -> Path:
+    """Where ``thirteen restore`` marks the key in ``key_file`` as put back from a backup."""
+    return key_file.with_name(key_file.name + RESTORED)
 
 
 class Remembered:
@@ -42,6 +52,11 @@ class Remembered:
             self._read = True
             self._kept = self._load()
         return self._kept
+
+    def restored(self) -> Path | None:
+        """The mark of a key put back from a backup (``RESTORED``) beside the key, if there."""
+        mark = self.path.with_name(self.path.name.removesuffix(SUFFIX) + RESTORED)
+        return mark if mark.exists() or mark.is_symlink() else None
 
     def missing(self, stored_size: int) -> None:
         """Say once that the store holds checkpoints but nothing beside the key remembers them

@@ -218,6 +218,37 @@ def _settle(log: Log, state: State, current: Checkpoint, alarm_after: int) -> No
         state.settled()
 
 
+def _signed_as(note: str, origin: str) -> bool:
+    """Whether ``note`` is a checkpoint carrying a signature line in its own name, ``origin``
+    (by a key this witness is not given, so not verified here: what a new log's checkpoint
+    shows, and what no answer that is not a signed checkpoint does)."""
+    try:
+        parsed = parse(note)
+        Checkpoint.parse(parsed.text)
+    except NoteError:
+        return False
+    return any(s.name == origin for s in parsed.signatures)
+
+
+def _another_log(note: str, origin: str, log_key: Verifier, state: State) -> None:
+    """``AnotherLog`` for a checkpoint of another name signed in that name (a new log started
+    on purpose); an ``Alarm``, the note kept as evidence, for one that is unsigned or not a
+    checkpoint at all: whatever answers at the log's address does not silence its witnesses
+    that way."""
+    accepted = f"last accepted {describe(state.latest)}"
+    if not _signed_as(note, origin):
+        raise Alarm(
+            f"the log serves a checkpoint of another name, {origin[:200]!r}, that is not "
+            f"signed in that name (not a new log's checkpoint): {accepted}; the log now serves "
+            f"{_unverified(note)}; evidence {state.keep(note, None)}"
+        )
+    raise AnotherLog(
+        f"the server now serves checkpoints of another log, {origin[:200]!r}, not of "
+        f"{log_key.name!r}, which this witness watches ({accepted}): a new log, not a fork of "
+        "this one; to witness it, run a witness with its public key and a new --state"
+    )
+
+
 def poll(
     log: Log,
     log_key: Verifier,
@@ -233,12 +264,7 @@ def poll(
     note = log.checkpoint()
     origin = note.split("\n", 1)[0]
     if origin != log_key.name:
-        raise AnotherLog(
-            f"the server now serves checkpoints of another log, {origin[:200]!r}, not of "
-            f"{log_key.name!r}, which this witness watches (last accepted "
-            f"{describe(state.latest)}): a new log, not a fork of this one; to witness it, run "
-            "a witness with its public key and a new --state"
-        )
+        _another_log(note, origin, log_key, state)
     try:
         new = open_checkpoint(note, log_key)
     except NoteError as error:
