@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             f"{data} --log-key DIR/log.key --new-log`, and give witnesses and auditors its public "
             "key (docs/operating/backup.md)"
         )
-    if args.include_keys and "log.key" in manifest["keys"]:
+    if args.include_keys and "log.key" in manifest.get("keys", []):
         print(
             f"the log key is back in {data} without its record of what it signed since the "
             "backup (log.key.signed): serve it under its name only if it signed nothing after "
