@@ -49,7 +49,7 @@ def postgres_procedure(command: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.tools.backup import BackupError, backup
+    from service.tools.backup import BackupError, BackupFailed, backup
 
     if os.environ.get("THIRTEEN_STORE", "sqlite") != "sqlite":
         return refuse("backup", postgres_procedure("backup"))
@@ -74,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
         backup(data, args.target, keys, print, log_key=keys[1] if keys else None)
     except BackupError as error:
         return refuse("backup", str(error))
+    except BackupFailed as error:
+        print(f"thirteen backup: {error}", file=sys.stderr)
+        return 1
     except OSError as error:  # sqlite3.Error is not one: see below
         return refuse("backup", f"cannot copy into {args.target}: {error}")
     except Exception as error:  # sqlite3.Error: a locked or broken database

@@ -7,6 +7,7 @@ with ``pg_dump`` (docs/operating/backup.md)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -61,6 +62,29 @@ def _facts(events: Path) -> dict[str, Any]:
     return found
 
 
+class BackupFailed(RuntimeError):
+    """A backup that could not be written (a full disk, a failing device); the one-line message
+    names the file. Nothing of it is left behind."""
+
+
+def _check_store(events: Path) -> None:
+    """``BackupError`` unless ``events`` is a SQLite database that holds the events table."""
+    try:
+        with closing(sqlite3.connect(f"file:{events}?mode=ro", uri=True, timeout=30)) as db:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stored_events'"
+            ).fetchone()
+    except sqlite3.DatabaseError as error:
+        raise BackupError(f"{events} is not an event store: {error}") from None
+    if found is None:
+        raise BackupError(f"{events} is not an event store: it holds no events table")
+
+
+def _new_file(path: Path) -> None:
+    """``path`` made empty with mode 0600 (SQLite would make it 0644 less the umask)."""
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 def backup(
     data: Path,
     target: Path,
@@ -69,42 +93,55 @@ def backup(
     log_key: Path | None = None,
 ) -> dict[str, Any]:
     """Copy the store under ``data`` into the new directory ``target``: the views first, then
-        the events (so the views never hold an event the copied log lacks: a restored server's
-        projector goes on from the views' position), each with SQLite's online backup; then
-        ``key_files`` (those that exist) into ``target/keys``, ``log_key`` (one of them) named in
-    the manifest as the log's key. The manifest written last says what
-        the backup holds; a backup without it is incomplete."""
+    the events (so the views never hold an event the copied log lacks: a restored server's
+    projector goes on from the views' position), each with SQLite's online backup; then
+    ``key_files`` (those that exist) into ``target/keys``, ``log_key`` (one of them) named in
+    the manifest as the log's key. The manifest written last says what the backup holds; a
+    backup without it is incomplete. A copy that fails removes what it made (``BackupFailed``)."""
     events = data / EVENTS
     if not events.is_file():
         raise BackupError(f"no event store in {data} (expected {events})")
+    _check_store(events)
     if target.exists() and any(target.iterdir()):
         raise BackupError(f"{target} exists and is not empty: a backup goes into a new directory")
+    made_target = not target.exists()
     target.mkdir(mode=0o700, parents=True, exist_ok=True)
-    copied = []
-    if (data / VIEWS).is_file():
-        _online_copy(data / VIEWS, target / VIEWS)
-        copied.append(VIEWS)
-    _online_copy(events, target / EVENTS)
-    copied.append(EVENTS)
-    for name in copied:
-        (target / name).chmod(0o600)
-    keys = []
-    for key_file in key_files:
-        if key_file.is_file():
-            (target / KEYS).mkdir(mode=0o700, exist_ok=True)
-            shutil.copy2(key_file, target / KEYS / key_file.name)
-            (target / KEYS / key_file.name).chmod(0o600)
-            keys.append(key_file.name)
-    manifest = {
-        "format": FORMAT,
-        "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "from": str(data),
-        "files": copied,
-        "keys": keys,
-        "log_key": log_key.name if log_key is not None and log_key.name in keys else None,
-        **_facts(target / EVENTS),
-    }
-    (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    writing = target
+    try:
+        copied = []
+        if (data / VIEWS).is_file():
+            writing = target / VIEWS
+            _new_file(writing)
+            _online_copy(data / VIEWS, writing)
+            copied.append(VIEWS)
+        writing = target / EVENTS
+        _new_file(writing)
+        _online_copy(events, writing)
+        copied.append(EVENTS)
+        keys = []
+        for key_file in key_files:
+            if key_file.is_file():
+                (target / KEYS).mkdir(mode=0o700, exist_ok=True)
+                writing = target / KEYS / key_file.name
+                _new_file(writing)
+                shutil.copyfile(key_file, writing)
+                keys.append(key_file.name)
+        manifest = {
+            "format": FORMAT,
+            "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "from": str(data),
+            "files": copied,
+            "keys": keys,
+            "log_key": log_key.name if log_key is not None and log_key.name in keys else None,
+            **_facts(target / EVENTS),
+        }
+        writing = target / MANIFEST
+        writing.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    except (OSError, sqlite3.Error) as error:
+        _remove_made(target, made_target)
+        raise BackupFailed(
+            f"cannot write {writing}: {error}; nothing of the backup is left"
+        ) from None
     say(
         f"backed up {manifest['events']} events"
         + (" and the views" if VIEWS in copied else "")
@@ -114,50 +151,138 @@ def backup(
     return manifest
 
 
+def _remove_made(target: Path, made_target: bool) -> None:
+    """Remove what a failed backup wrote into ``target`` (which was new or empty)."""
+    for name in (VIEWS, EVENTS, MANIFEST, f"{EVENTS}-journal", f"{VIEWS}-journal"):
+        (target / name).unlink(missing_ok=True)
+    shutil.rmtree(target / KEYS, ignore_errors=True)
+    if made_target:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _plain_name(name: object) -> bool:
+    """A file name with no directory part, not hidden, and not one of the backup's own."""
+    return (
+        isinstance(name, str)
+        and name != ""
+        and "/" not in name
+        and "\\" not in name
+        and not name.startswith(".")
+        and name not in (EVENTS, VIEWS, MANIFEST, KEYS)
+    )
+
+
 def read_manifest(source: Path) -> dict[str, Any]:
     """The manifest of the backup in ``source``; ``BackupError`` when it is not a whole one."""
+    path = source / MANIFEST
     try:
-        manifest: dict[str, Any] = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BackupError(
             f"{source} holds no {MANIFEST}: not a backup made by thirteen backup, or not a "
             "whole one"
         ) from None
     except (OSError, ValueError) as error:
-        raise BackupError(f"cannot read {source / MANIFEST}: {error}") from None
+        raise BackupError(f"cannot read {path}: {error}") from None
+    if not isinstance(manifest, dict):
+        raise BackupError(f"{path} is not a backup's manifest (not a JSON object)")
     if manifest.get("format") != FORMAT:
         raise BackupError(
             f"{source} is a backup of format {manifest.get('format')!r}, not {FORMAT}"
         )
-    if not (source / EVENTS).is_file():
-        raise BackupError(f"{source} lacks {EVENTS}: the backup is not whole")
+    files = manifest.get("files")
+    if not isinstance(files, list) or EVENTS not in files or not set(files) <= {EVENTS, VIEWS}:
+        raise BackupError(
+            f"{path}: its files must list {EVENTS} (and {VIEWS}, if backed up), got {files!r}"
+        )
+    events = manifest.get("events")
+    if not isinstance(events, int) or isinstance(events, bool) or events < 0:
+        raise BackupError(f"{path}: its events must be a count of events, got {events!r}")
+    keys = manifest.get("keys", [])
+    if not isinstance(keys, list) or not all(_plain_name(k) for k in keys):
+        raise BackupError(f"{path}: its keys must be a list of plain file names, got {keys!r}")
+    if not isinstance(manifest.get("made_at"), str):
+        raise BackupError(f"{path}: made_at must be a date, got {manifest.get('made_at')!r}")
+    checkpoint = manifest.get("checkpoint")
+    if checkpoint is not None and not (
+        isinstance(checkpoint, dict)
+        and isinstance(checkpoint.get("note"), str)
+        and isinstance(checkpoint.get("size"), int)
+    ):
+        raise BackupError(f"{path}: its checkpoint is not one, got {checkpoint!r}")
+    for name in files:
+        if not (source / name).is_file():
+            raise BackupError(f"{source} lacks {name}: the backup is not whole")
     return manifest
+
+
+def _check_copy(copy: Path, original: Path, events: int | None) -> None:
+    """``BackupError`` unless the copy of ``original`` is a whole SQLite database (and, for the
+    events, holds the manifest's count of them)."""
+    try:
+        with closing(sqlite3.connect(f"file:{copy}?mode=ro", uri=True)) as db:
+            verdict = [str(row[0]) for row in db.execute("PRAGMA integrity_check")]
+            count = None
+            if events is not None and verdict == ["ok"]:
+                (count,) = db.execute(
+                    "SELECT COALESCE(MAX(rowid), 0) FROM stored_events"
+                ).fetchone()
+    except sqlite3.DatabaseError as error:
+        raise BackupError(f"{original} is damaged: {error}; nothing restored") from None
+    if verdict != ["ok"]:
+        raise BackupError(f"{original} is damaged: {verdict[0]}; nothing restored")
+    if events is not None and count != events:
+        raise BackupError(
+            f"{original} holds {count} events, its manifest says {events}; nothing restored"
+        )
 
 
 def restore(source: Path, data: Path, with_keys: bool) -> dict[str, Any]:
     """Put the backup in ``source`` into ``data``, which holds no store; the key files too with
-    ``with_keys`` (into ``data``, where ``serve`` looks by default). Its manifest."""
+    ``with_keys`` (into ``data``, where ``serve`` looks by default). Its manifest. Everything
+    is checked before anything is put in place: each file is copied under a temporary name in
+    ``data``, checked, and renamed only when all are; a refusal leaves ``data`` as it was."""
     manifest = read_manifest(source)
     if (data / EVENTS).exists():
         raise BackupError(
             f"{data} holds a store already ({data / EVENTS}): restore into a new directory, "
             "never over a store"
         )
+    keys: list[str] = list(manifest.get("keys", [])) if with_keys else []
+    for name in keys:
+        if (data / name).exists():
+            raise BackupError(f"{data / name} exists: a key file is never replaced")
+        if not (source / KEYS / name).is_file():
+            raise BackupError(f"{source} lacks {KEYS}/{name}: the backup is not whole")
+    made_data = not data.exists()
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for name in manifest["files"]:
-        partial = data / f".{name}.restoring"
-        shutil.copyfile(source / name, partial)
-        partial.chmod(0o600)
-        partial.replace(data / name)
-    if with_keys:
-        for name in manifest["keys"]:
-            if (data / name).exists():
-                raise BackupError(f"{data / name} exists: a key file is never replaced")
-            shutil.copy2(source / KEYS / name, data / name)
-            (data / name).chmod(0o600)
-        log_key = restored_log_key(manifest)
+    partials: list[tuple[Path, Path]] = []
+    try:
+        for name in manifest["files"]:
+            partial = data / f".{name}.restoring"
+            partials.append((partial, data / name))
+            partial.unlink(missing_ok=True)  # left by a restore cut short
+            _new_file(partial)
+            shutil.copyfile(source / name, partial)
+            _check_copy(partial, source / name, manifest["events"] if name == EVENTS else None)
+        for name in keys:
+            partial = data / f".{name}.restoring"
+            partials.append((partial, data / name))
+            partial.unlink(missing_ok=True)  # left by a restore cut short
+            _new_file(partial)
+            shutil.copyfile(source / KEYS / name, partial)
+        # The events last: a directory without them holds no store, and may be restored again.
+        for partial, final in sorted(partials, key=lambda p: p[1].name == EVENTS):
+            partial.replace(final)
+        log_key = restored_log_key(manifest) if with_keys else None
         if log_key is not None:
             _mark_restored(data / log_key, manifest)
+    except BaseException:
+        for partial, _ in partials:
+            partial.unlink(missing_ok=True)
+        if made_data:
+            shutil.rmtree(data, ignore_errors=True)
+        raise
     return manifest
 
 

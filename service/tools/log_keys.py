@@ -35,6 +35,22 @@ BENCH_SWITCH = "THIRTEEN_TRANSPARENCY"
 that measures what the log costs per command (``tests/bench/transparency.py``)."""
 
 
+def log_key_unreadable(args: argparse.Namespace) -> str | None:
+    """Why the log key file ``serve`` was given (or finds in its data directory) cannot be
+    read, or None (no file yet, or the log is off): checked before the store or the seed key
+    is made, so that a refused start writes nothing."""
+    if os.environ.get(BENCH_SWITCH) == "off":
+        return None
+    path = args.log_key or Path(args.data) / LOG_KEY_FILE
+    if not path.exists():
+        return None
+    try:
+        read_signer(path)
+    except KeyFileError as error:
+        return str(error)
+    return None
+
+
 def log_options(
     args: argparse.Namespace, app: Thirteen, command: str = "serve"
 ) -> LogOptions | str:
@@ -165,11 +181,15 @@ def keys_init(args: argparse.Namespace) -> int:
     try:
         private, public, signer = init(args.dir, args.name, args.witness)
     except FileExistsError as error:
-        print(
-            f"thirteen keys init: {error.args[0] if error.args else args.dir} exists: a key "
-            "file is never replaced",
-            file=sys.stderr,
-        )
+        # Raised by init with the key file's path, or by mkdir (errno, text, path) when DIR
+        # is a file.
+        if error.filename is not None:
+            said = f"{error.filename} exists and is not a directory"
+        else:
+            said = (
+                f"{error.args[0] if error.args else args.dir} exists: a key file is never replaced"
+            )
+        print(f"thirteen keys init: {said}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyFileError as error:
         print(f"thirteen keys init: {error}", file=sys.stderr)
