@@ -11,8 +11,8 @@ import grpc
 import pytest
 
 from service._generated.thirteen.v1 import wallet_pb2
-from tests.e2e.helpers import credit, refusal_of
-from tests.e2e.test_metrics import number, scrape, value
+from tests.e2e.helpers import credit, refusal_of, wait_until
+from tests.e2e.test_metrics import Scraped, number, scrape, value
 from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
 
@@ -34,9 +34,17 @@ def test_calls_are_counted_under_the_stock_grpc_names_with_gos_codes(
     nobody = wallet_pb2.GetBalanceRequest(player_id="nobody")
     assert refusal_of(metered.wallets.GetBalance, nobody).code == grpc.StatusCode.NOT_FOUND
 
-    scraped = scrape(metered)
     credits = {"grpc_type": "unary", "grpc_service": WALLET, "grpc_method": "Credit"}
     balances = {**credits, "grpc_method": "GetBalance"}
+
+    def counted() -> Scraped | None:
+        """A scrape once the last call is counted as handled: the caller has its answer a
+        moment before the server's interceptor counts it."""
+        scraped = scrape(metered)
+        handled = value(scraped, "grpc_server_handled_total", **balances, grpc_code="NotFound")
+        return scraped if handled else None
+
+    scraped: Scraped = wait_until(counted, "the refused call counted as handled")
     assert number(scraped, "grpc_server_started_total", **credits) == 3
     assert number(scraped, "grpc_server_handled_total", **credits, grpc_code="OK") == 3
     assert number(scraped, "grpc_server_handling_seconds_count", **credits) == 3
