@@ -45,7 +45,8 @@ def test_every_flag_has_a_variable_and_a_key_and_both_are_documented(command: st
         assert f"`{flag}`" in documented, f"[{command}] {flag}"
 
 
-def _configuration(lines: list[str]) -> dict[str, object]:
+def logged_configuration(lines: list[str]) -> dict[str, object]:
+    """The ``configuration`` event a command logged at start (JSON log lines)."""
     for line in lines:
         if line.startswith("{") and '"configuration"' in line:
             found: dict[str, object] = json.loads(line)
@@ -69,7 +70,7 @@ def test_a_flag_wins_over_the_environment_which_wins_over_the_file(tmp_path: Pat
         tmp_path / "data", "--config", str(config), "--log-level", "info", environ=environ
     )
     try:
-        logged = _configuration(server.lines)
+        logged = logged_configuration(server.lines)
     finally:
         server.stop()
     settings = logged["settings"]
@@ -95,7 +96,7 @@ def test_the_config_file_can_be_named_by_its_variable(tmp_path: Path) -> None:
     environ = {**SQLITE, "THIRTEEN_SERVE_CONFIG": str(config)}
     server = ServeProcess(tmp_path / "data", environ=environ)
     try:
-        settings = _configuration(server.lines)["settings"]
+        settings = logged_configuration(server.lines)["settings"]
     finally:
         server.stop()
     assert isinstance(settings, dict) and settings["max-in-flight"] == 5

@@ -5,7 +5,6 @@ found."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import threading
@@ -22,14 +21,6 @@ from service.rpc.runner import Runner
 from tests.e2e.helpers import wait_until
 from tests.support.cli import thirteen
 from tests.support.serve_process import SCRIPT, ServeProcess
-
-
-def _configuration(lines: list[str]) -> dict[str, object]:
-    for line in lines:
-        if line.startswith("{") and '"configuration"' in line:
-            found: dict[str, object] = json.loads(line)
-            return found
-    raise AssertionError("no configuration logged:\n" + "".join(lines[-10:]))
 
 
 def test_an_abbreviated_config_flag_is_refused_not_silently_ignored(tmp_path: Path) -> None:
