@@ -1,8 +1,10 @@
 """A channel to a thirteen server: plaintext or TLS (``credentials``), its connection its own,
 and gRPC's retry policy for the calls of every ``thirteen.v1`` service: a call answered
-``UNAVAILABLE`` (the server restarting, a replica failing over) or ``ABORTED`` (a command lost
-a race to another) is sent again, up to ``ATTEMPTS`` times, after an exponential backoff with
-jitter. Every command takes an idempotency key, so a command sent twice is done once."""
+``UNAVAILABLE`` (the server restarting, a replica failing over), ``ABORTED`` (a command lost
+a race to another) or ``RESOURCE_EXHAUSTED`` (the server shedding a burst, nothing of the call
+done) is sent again, up to ``ATTEMPTS`` times, after an exponential backoff with jitter, or after
+the delay the server asked for (``grpc-retry-pushback-ms``, sent with every shed call). Every
+command takes an idempotency key, so a command sent twice is done once."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ SERVICES = (
     "TransparencyService",
     "DiagnosticsService",
 )
-RETRIED = ("UNAVAILABLE", "ABORTED")
+RETRIED = ("UNAVAILABLE", "ABORTED", "RESOURCE_EXHAUSTED")
 ATTEMPTS = 5
 RETRY_POLICY = {
     "methodConfig": [

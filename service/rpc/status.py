@@ -9,6 +9,7 @@ is the last line of defence for one that does not.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import NamedTuple, cast
 
 import grpc
 from google.protobuf import any_pb2, duration_pb2
@@ -138,7 +139,27 @@ def to_status(error: RuleError, metadata: dict[str, str] | None = None) -> grpc.
         delay.FromTimedelta(timedelta(seconds=error.retry_after))
         details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=details)
-    return rpc_status.to_status(status)
+    made = rpc_status.to_status(status)
+    if isinstance(error, Overloaded):  # the same delay where gRPC's own retries look for it
+        pushback = (PUSHBACK, str(max(1, round(error.retry_after * 1000))))
+        return cast(
+            grpc.Status, _Status(made.code, made.details, (*made.trailing_metadata, pushback))
+        )
+    return made
+
+
+PUSHBACK = "grpc-retry-pushback-ms"
+"""The trailer a gRPC client's retry policy waits for before it sends a call again (gRPC's
+retry design, A6), instead of its own backoff."""
+
+
+class _Status(NamedTuple):
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, str | bytes], ...]
+
+
+grpc.Status.register(_Status)
 
 
 def internal_status() -> grpc.Status:

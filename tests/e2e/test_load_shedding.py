@@ -55,7 +55,12 @@ async def burst(address: str) -> tuple[Counter[str], set[str], list[float | None
             except grpc.aio.AioRpcError as error:
                 codes[error.code().name] += 1
                 if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    delays.append(retry_delay(error))
+                    delay = retry_delay(error)
+                    trailers = dict(error.trailing_metadata() or ())
+                    pushback = trailers.get("grpc-retry-pushback-ms")
+                    # gRPC's own retries wait what RetryInfo says (issue 23)
+                    same = delay is not None and pushback == str(round(delay * 1000))
+                    delays.append(delay if same else None)
                 return
             codes["OK"] += 1
             accepted.add(request.transfer_id)
