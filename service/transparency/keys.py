@@ -142,14 +142,22 @@ def read_verifier(text_or_path: str, kind: int | None = None) -> Verifier:
     return verifier
 
 
+MAX_NAME_BYTES = 255
+"""The longest name ``keys init`` gives a new key (a DNS name's bound): the name is the log's
+origin, the first line of every checkpoint, and every witness keeps it."""
+
+
 def init(directory: Path, name: str | None, witness: bool) -> tuple[Path, Path, Signer]:
     """``thirteen keys init``: a new key pair in ``directory``; ``FileExistsError`` when the
     private key file is there already."""
     kind = COSIGNATURE_V1 if witness else ED25519
     stem = "witness" if witness else "log"
     default = f"thirteen.invalid/witness-{secrets.token_hex(4)}" if witness else new_name()
+    chosen = default if name is None else name
+    if len(chosen.encode()) > MAX_NAME_BYTES:
+        raise KeyFileError(f"key name {chosen[:60]!r}… is over {MAX_NAME_BYTES} bytes")
     try:
-        signer = Signer.from_seed(name or default, secrets.token_bytes(32), kind)
+        signer = Signer.from_seed(chosen, secrets.token_bytes(32), kind)
     except NoteError as error:
         raise KeyFileError(str(error)) from None
     private, public = directory / f"{stem}.key", directory / f"{stem}.pub"

@@ -43,8 +43,10 @@ def test_a_witness_key_is_a_cosignature_key(tmp_path: Path) -> None:
 
 
 def test_a_bad_name_or_key_file_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
-    bad_name = thirteen("keys", "init", str(tmp_path), "--name", "has space")
-    assert bad_name.returncode == 2 and len(bad_name.stderr.splitlines()) == 1
+    for name in ("has space", "", "x" * 5_000, "a+b"):  # an empty name is not "random"
+        bad_name = thirteen("keys", "init", str(tmp_path), "--name", name)
+        assert bad_name.returncode == 2 and len(bad_name.stderr.splitlines()) == 1, name
+        assert not (tmp_path / "log.key").exists()
     junk = tmp_path / "junk.key"
     junk.write_text("PRIVATE+KEY+x+00000000+AAAA\n")
     served = thirteen(
