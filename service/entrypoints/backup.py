@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         return refuse("backup", postgres_procedure("backup"))
     data = Path(args.data)
     keys: list[Path] = []
+    for named in (args.seed_key, args.log_key):
+        if named is not None and not named.is_file():
+            return refuse("backup", f"{named} is not a key file (named by --seed-key/--log-key)")
     if args.include_keys:
         log_key = args.log_key or data / "log.key"
         keys = [args.seed_key or data / "seed.key", log_key]

@@ -104,6 +104,10 @@ def backup(
     _check_store(events)
     if target.exists() and any(target.iterdir()):
         raise BackupError(f"{target} exists and is not empty: a backup goes into a new directory")
+    if target.resolve().is_relative_to(data.resolve()):
+        raise BackupError(
+            f"{target} is inside the data directory {data}: a backup there is lost with it"
+        )
     made_target = not target.exists()
     target.mkdir(mode=0o700, parents=True, exist_ok=True)
     writing = target
@@ -147,6 +151,7 @@ def backup(
         + (" and the views" if VIEWS in copied else "")
         + f" of {data} into {target}"
         + (f", with the key files {', '.join(keys)} in {target / KEYS}" if keys else "")
+        + "".join(f"; {k} is not there: not in the backup" for k in key_files if not k.is_file())
     )
     return manifest
 

@@ -193,6 +193,34 @@ def test_a_backup_of_a_file_that_is_not_a_store_is_refused_and_writes_nothing(
     assert not target.exists()
 
 
+def test_a_backup_inside_the_data_directory_is_refused(tmp_path: Path) -> None:
+    """A backup into a folder of the data directory is lost with it (and a later backup of
+    that directory would copy the earlier ones): refused, one line, nothing written."""
+    data = tmp_path / "data"
+    shutil.copytree(V1_STORE, data)
+    for target in (data / "backups" / "today", data, data / ".." / "data" / "b"):
+        line = one_line_refusal(thirteen("backup", "--data", data, target))
+        assert "inside the data directory" in line or "not empty" in line, line
+    assert not (data / "backups").exists() and not (data / "b").exists()
+
+
+def test_include_keys_names_the_key_files_it_could_not_find(tmp_path: Path) -> None:
+    """A key file named by --seed-key/--log-key that is not there is bad input; a default one
+    that is not there (a store with no log yet) is said, not skipped quietly."""
+    data = tmp_path / "data"
+    shutil.copytree(V1_STORE, data)
+    missing = tmp_path / "nowhere.key"
+    named = thirteen(
+        "backup", "--data", data, "--include-keys", "--log-key", missing, tmp_path / "b1"
+    )
+    assert str(missing) in one_line_refusal(named)
+    assert not (tmp_path / "b1").exists()
+    (data / "log.key").unlink(missing_ok=True)
+    done = thirteen("backup", "--data", data, "--include-keys", tmp_path / "b2")
+    assert done.returncode == 0, done.stderr
+    assert f"{data / 'log.key'} is not there: not in the backup" in done.stdout
+
+
 # Status -----------------------------------------------------------------------------------
 
 
