@@ -28,6 +28,9 @@ TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
 KINDS = (argparse._StoreAction, argparse._StoreTrueAction, argparse._AppendAction)
 """The flags a setting can give: a value, a switch, a repeatable value."""
+NEGATED = "--no-"
+"""A switch's counterpart on the command line: the command line wins over a setting that
+turns the switch on (``--no-once`` beside ``THIRTEEN_WITNESS_ONCE=1``)."""
 SECRET_WORDS = ("password", "secret", "token")
 """A setting whose name holds one of these is left out of the logged configuration."""
 STORE_SETTINGS = (
@@ -52,6 +55,15 @@ def enable(parser: argparse.ArgumentParser, command: str) -> None:
         help=f"read flags from the [{command}] table of this TOML file (a flag given here "
         f"or a {env_name(command, 'flag')} variable wins); docs/operating/configure.md",
     )
+    for flag, action in settable(parser).items():
+        if isinstance(action, argparse._StoreTrueAction):  # a setting that turns it on
+            parser.add_argument(
+                f"{NEGATED}{flag}",
+                dest=action.dest,
+                action="store_false",
+                default=argparse.SUPPRESS,
+                help=f"--{flag} off, where a variable or the file turns it on",
+            )
 
 
 def settable(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from service.entrypoints.cli import build_parser
-from service.entrypoints.configuring import CONFIGURED, env_name, settable
+from service.entrypoints.configuring import CONFIGURED, NEGATED, env_name, settable
 from tests.support.cli import thirteen
 from tests.support.serve_process import SQLITE, ServeProcess
 
@@ -35,7 +35,9 @@ def test_every_flag_has_a_variable_and_a_key_and_both_are_documented(command: st
         name[2:]
         for action in parser._actions  # type: ignore[attr-defined]
         for name in action.option_strings[:2]
-        if name.startswith("--") and name not in ("--help", "--config")
+        if name.startswith("--")
+        and name not in ("--help", "--config")
+        and not name.startswith(NEGATED)
     ]
     known = settable(parser)  # type: ignore[arg-type]
     assert sorted(flags) == sorted(known), "a flag no setting can give"
@@ -173,6 +175,26 @@ def test_repeated_flags_replace_the_settings_list(tmp_path: Path) -> None:
     assert args.witness_key == ["a", "b"]
     args = build_parser().parse_args(["serve", "--config", str(config), "--witness-key", "c"])
     assert args.witness_key == ["c"]
+
+
+def test_a_switch_a_setting_turns_on_is_turned_off_by_its_no_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line wins over a setting for switches too: ``--no-once`` beside
+    ``THIRTEEN_WITNESS_ONCE=1`` (a switch could not be turned off there before)."""
+    required = ["--log", "h:1", "--log-public-key", "k", "--key", "k", "--state", "s"]
+    assert build_parser().parse_args(["witness", *required]).once is False
+    monkeypatch.setenv("THIRTEEN_WITNESS_ONCE", "1")
+    assert build_parser().parse_args(["witness", *required]).once is True
+    assert build_parser().parse_args(["witness", *required, "--no-once"]).once is False
+    monkeypatch.delenv("THIRTEEN_WITNESS_ONCE")
+    config = _file(tmp_path, "[witness]\nonce = true\n")
+    with_file = ["witness", "--config", str(config), *required]
+    assert build_parser().parse_args(with_file).once is True
+    assert build_parser().parse_args([*with_file, "--no-once"]).once is False
+    turned_off = build_parser().parse_args([*with_file, "--no-once"])
+    assert turned_off.configuration.sources["once"] == "flag"  # logged as the command line's
+    assert turned_off.configuration.effective(turned_off)["once"] is False
 
 
 def _file(tmp_path: Path, text: str) -> Path:
