@@ -43,12 +43,10 @@ def nice_step(top: float, ticks: int = 4) -> float:
     if top <= 0:
         return 1
     raw = top / ticks
-    power = 10 ** floor(log10(raw))
-    for factor in (1, 2, 5, 10):
-        if raw <= factor * power:
-            step = factor * power
-            return int(step) if step >= 1 else round(step, 12)
-    return 10 * power  # pragma: no cover - the loop ends at 10, which is always enough
+    power = 10.0 ** floor(log10(raw))
+    factor = next(f for f in (1, 2, 5, 10) if raw <= f * power * (1 + 1e-12))
+    step = factor * power
+    return int(step) if step >= 1 else round(step, 12)
 
 
 def _svg(width: float, height: float, label: str, body: Sequence[str]) -> str:
