@@ -224,7 +224,6 @@ def histogram(
             f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="{INK}" '
             'stroke-dasharray="3 3"/>'
         )
-        body.append(_text(x, top - 4, mark[1], "middle", ' font-size="10"'))
     body.append(
         f'<line x1="{left}" y1="{y(0)}" x2="{left + plot_w}" y2="{y(0)}" stroke="{MUTED}"/>'
     )
@@ -243,11 +242,27 @@ def histogram(
             12, top + plot_h / 2, y_title, extra=f' transform="rotate(-90 12 {top + plot_h / 2})"'
         )
     )
-    body.append(
-        f'<rect x="{left + 8}" y="8" width="12" height="10" fill="{BAR}"/>'
-        + _text(left + 24, 17, observed_label, "start")
-        + f'<line x1="{left + plot_w / 2}" y1="13" x2="{left + plot_w / 2 + 16}" y2="13" '
-        f'stroke="{EXPECTED}" stroke-width="2"/>'
-        + _text(left + plot_w / 2 + 20, 17, expected_label, "start")
-    )
+    swatches = [
+        (f'<rect x="0" y="8" width="12" height="10" fill="{BAR}"/>', observed_label),
+        (
+            f'<line x1="0" y1="13" x2="16" y2="13" stroke="{EXPECTED}" stroke-width="2"/>',
+            expected_label,
+        ),
+    ]
+    if mark is not None:
+        swatches.append(
+            (
+                f'<line x1="6" y1="6" x2="6" y2="20" stroke="{INK}" stroke-dasharray="3 3"/>',
+                mark[1],
+            )
+        )
+    at = left + 4.0
+    for (
+        swatch,
+        text,
+    ) in swatches:  # left to right, each as wide as its words (about 6.5 px a letter)
+        body.append(
+            f'<g transform="translate({at:.1f} 0)">{swatch}{_text(20, 17, text, "start")}</g>'
+        )
+        at += 20 + 6.5 * len(text) + 16
     return _svg(width, height, label, body)

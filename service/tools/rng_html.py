@@ -254,15 +254,15 @@ def _p_value_plot(repeats: Repeats, outcome: Outcome, test: int) -> str:
         x_title="p-value",
         y_title="samples",
         observed_label="samples",
-        expected_label="uniform (a fair generator)",
+        expected_label="uniform (fair)",
         label=f"{outcome.name}: p-values over {samples} samples",
         at_edges=True,
-        mark=(ALPHA * 10, f"{ALPHA}"),
+        mark=(ALPHA * 10, f"fails below {ALPHA}"),
         width=400,
         height=210,
     )
     return (
-        f"<figure>{svg}<figcaption><b>{test + 1}. {e(outcome.name)}</b>: "
+        f"<figure>{svg}<figcaption><b>{test + 1}. {e(outcome.name)}</b>: <br>"
         f"{e(tenths_line(below, tenths, samples))}</figcaption></figure>"
     )
 
