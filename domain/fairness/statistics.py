@@ -4,15 +4,9 @@ draws (R12.3) and over the dealt decks (R12.4, R12.5: all 52 cards, seat 0's 13 
 the words and decks come in as arguments (``service.tools.rng_collect`` collects them through
 ``domain.fairness.shuffle.deal``).
 
-A test passes when its p-value is at least ``ALPHA`` (0.01). Chi-square p-values are the
-regularized upper incomplete gamma function Q(df/2, x/2), by its series below a + 1 and its
-continued fraction above (Numerical Recipes §6.2), good to about 1e-12 (checked against the
-closed form for even df in the tests); normal ones are two-sided, erfc(|z|/√2).
+A test passes when its p-value is at least ``ALPHA`` (0.01), by the distributions in
+``distributions``. Each outcome carries what a report draws of it (``Table``, ``Histogram``).
 
->>> round(chi_square_sf(6.634896601021214, 1), 9)
-0.01
->>> round(chi_square_critical(255), 3)
-310.457
 >>> alternating = [k % 2 * 1000 + k for k in range(100)]    # 0 1001 2 1003 4 …
 >>> word_runs(alternating).statistic > Z_CRITICAL             # too many runs
 True
@@ -22,15 +16,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from math import erfc, exp, fsum, inf, lgamma, log, sqrt
+from dataclasses import dataclass, field
+from itertools import groupby
+from math import fsum, inf, sqrt
 from operator import add, mul, ne
 from statistics import NormalDist
 
+from domain.fairness.distributions import (
+    ALPHA,
+    chi_square_critical,
+    chi_square_sf,
+    normal_p,
+    runs_distribution,
+    wald_wolfowitz,
+)
 from domain.rules.cards import Card
 
-ALPHA = 0.01
-"""Significance of every test: 99% confidence."""
 Z_CRITICAL = NormalDist().inv_cdf(1 - ALPHA / 2)
 """|z| above this fails a two-sided normal test at ``ALPHA`` (2.5758)."""
 DECK_SIZE = 52
@@ -40,15 +41,32 @@ WORD_BINS = 256
 MIN_EXPECTED = 5
 """The fewest expected counts per chi-square cell for the approximation to hold."""
 
-_EPS = 1e-15
-_TINY = 1e-300
-_MAX_TERMS = 100_000
+
+@dataclass(frozen=True)
+class Table:
+    """The card × position counts: ``counts[position * size + card]``, ``expected`` each."""
+
+    size: int
+    counts: tuple[int, ...]
+    expected: float
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """How often each value was seen (``observed``) against how often a fair generator shows
+    it (``expected``), value by value; ``axis`` says what the values count."""
+
+    axis: str
+    values: tuple[int, ...]
+    observed: tuple[int, ...]
+    expected: tuple[float, ...]
 
 
 @dataclass(frozen=True)
 class Outcome:
     """One test's result. ``df`` is the chi-square degrees of freedom, or None for a z
-    statistic (standard normal, two-sided); ``critical`` is the statistic's bound at 99%."""
+    statistic (standard normal, two-sided); ``critical`` is the statistic's bound at 99%;
+    ``figure`` what a report draws of the sample, if anything."""
 
     name: str
     checks: str
@@ -58,87 +76,31 @@ class Outcome:
     p_value: float
     critical: float
     details: str = ""
+    figure: Table | Histogram | None = field(default=None, compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
         return self.p_value >= ALPHA
 
 
-# Distributions ----------------------------------------------------------------------------------
-
-
-def _gamma_q(a: float, x: float) -> float:
-    """The regularized upper incomplete gamma function Q(a, x) = Γ(a, x) / Γ(a)."""
-    if x <= 0:
-        return 1.0
-    log_prefix = a * log(x) - x - lgamma(a)
-    if x < a + 1:  # the series of P(a, x) converges fast here
-        term = total = 1.0 / a
-        denominator = a
-        for _ in range(_MAX_TERMS):
-            denominator += 1
-            term *= x / denominator
-            total += term
-            if term < total * _EPS:
-                return max(0.0, 1.0 - total * exp(log_prefix))
-    else:  # the continued fraction of Q(a, x), by the modified Lentz method
-        b = x + 1 - a
-        c = 1 / _TINY
-        d = 1 / b
-        h = d
-        for i in range(1, _MAX_TERMS):
-            an = -i * (i - a)
-            b += 2
-            d = an * d + b
-            d = d if abs(d) >= _TINY else _TINY
-            c = b + an / c
-            c = c if abs(c) >= _TINY else _TINY
-            d = 1 / d
-            h *= d * c
-            if abs(d * c - 1) < _EPS:
-                return exp(log_prefix) * h
-    raise ArithmeticError(f"Q({a}, {x}) did not converge")
-
-
-def chi_square_sf(x: float, df: int) -> float:
-    """P(X ≥ x) for X chi-square with ``df`` degrees of freedom."""
-    return _gamma_q(df / 2, x / 2)
-
-
-def chi_square_critical(df: int, alpha: float = ALPHA) -> float:
-    """The x with ``chi_square_sf(x, df) == alpha`` (by bisection, to 1e-10 relative)."""
-    low, high = 0.0, df + 20 * sqrt(2 * df) + 100
-    while high - low > 1e-10 * high:
-        middle = (low + high) / 2
-        if chi_square_sf(middle, df) > alpha:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
-
-
-def normal_p(z: float) -> float:
-    """Two-sided p-value of a standard normal ``z``."""
-    return erfc(abs(z) / sqrt(2))
-
-
 def _chi_square(
-    name: str, checks: str, sample: str, statistic: float, df: int, details: str
+    name: str,
+    checks: str,
+    sample: str,
+    statistic: float,
+    df: int,
+    details: str,
+    figure: Table | None = None,
 ) -> Outcome:
     p = chi_square_sf(statistic, df)
-    return Outcome(name, checks, sample, statistic, df, p, chi_square_critical(df), details)
+    critical = chi_square_critical(df)
+    return Outcome(name, checks, sample, statistic, df, p, critical, details, figure)
 
 
-def _normal(name: str, checks: str, sample: str, z: float, details: str) -> Outcome:
-    return Outcome(name, checks, sample, z, None, normal_p(z), Z_CRITICAL, details)
-
-
-def _wald_wolfowitz(low: int, high: int) -> tuple[float, float]:
-    """Mean and variance of the number of runs in a random arrangement of ``low`` and ``high``
-    elements of two kinds (Wald and Wolfowitz, 1940)."""
-    n = low + high
-    both = 2 * low * high
-    return both / n + 1, both * (both - n) / (n * n * (n - 1))
+def _normal(
+    name: str, checks: str, sample: str, z: float, details: str, figure: Histogram | None = None
+) -> Outcome:
+    return Outcome(name, checks, sample, z, None, normal_p(z), Z_CRITICAL, details, figure)
 
 
 def _card(card: int, deck_size: int) -> str:
@@ -179,6 +141,7 @@ def card_position(decks: Sequence[Sequence[int]], deck_size: int = DECK_SIZE) ->
         f"Pearson X² {pearson:,.2f} × {n - 1}/{n} (both margins of the table are fixed); "
         f"the cell furthest from expected: {_card(worst % n, n)} at position {worst // n}, "
         f"{cells[worst]} times",
+        Table(n, tuple(cells[c] for c in range(n * n)), deals / n),
     )
 
 
@@ -191,11 +154,13 @@ def dealt_runs(decks: Sequence[Sequence[int]], deck_size: int = DECK_SIZE) -> Ou
     deals = len(decks)
     low = n // 2
     is_low = [card < low for card in range(n)]
-    runs = 0
+    per_deal: Counter[int] = Counter()
     for deck in decks:
         sides = [is_low[card] for card in deck]
-        runs += 1 + sum(map(ne, sides, sides[1:]))
-    mean, variance = _wald_wolfowitz(low, n - low)
+        per_deal[1 + sum(map(ne, sides, sides[1:]))] += 1
+    runs = sum(count * deal_runs for deal_runs, count in per_deal.items())
+    mean, variance = wald_wolfowitz(low, n - low)
+    odds = runs_distribution(low, n - low)
     z = (runs - deals * mean) / sqrt(deals * variance)
     return _normal(
         "runs: dealt cards, low and high",
@@ -205,6 +170,12 @@ def dealt_runs(decks: Sequence[Sequence[int]], deck_size: int = DECK_SIZE) -> Ou
         f"{deals:,} deals, {deals * n:,} cards",
         z,
         f"{runs:,} runs, {deals * mean:,.1f} expected (variance {deals * variance:,.1f})",
+        Histogram(
+            "runs in a deal",
+            tuple(odds),
+            tuple(per_deal[r] for r in odds),
+            tuple(deals * p for p in odds.values()),
+        ),
     )
 
 
@@ -277,14 +248,24 @@ def word_runs(words: Sequence[int]) -> Outcome:
             inf,
             "no runs to count: the words do not vary",
         )
-    runs = 1 + sum(map(ne, sides, sides[1:]))
-    mean, variance = _wald_wolfowitz(low, high)
+    lengths = Counter(len(list(run)) for _, run in groupby(sides))
+    runs = lengths.total()
+    mean, variance = wald_wolfowitz(low, high)
+    longest = max(lengths)
+    while runs / 2 ** (longest + 1) >= 0.5:  # show where a fair run's lengths are still seen
+        longest += 1
     return _normal(
         "runs: raw words above and below the median",
         "words do not clump above or below their median nor alternate: Wald–Wolfowitz runs",
         f"{len(words):,} words ({low:,} below the median {median:,}, {high:,} above)",
         (runs - mean) / sqrt(variance),
         f"{runs:,} runs, {mean:,.1f} expected (variance {variance:,.1f})",
+        Histogram(
+            "length of a run (words on one side of the median)",
+            tuple(range(1, longest + 1)),
+            tuple(lengths[k] for k in range(1, longest + 1)),
+            tuple(runs / 2**k for k in range(1, longest + 1)),  # each run goes on with odds ½
+        ),
     )
 
 

@@ -11,6 +11,9 @@ from service.entrypoints.options import Commands, Parser
 
 DEFAULT_CARDS = 1_000_000
 """``rng test --cards``: a million cards, about 5 s here."""
+HTML_REPEATS = 20
+"""``rng test --html``'s further samples unless ``--repeats`` says (``service.tools.rng``)."""
+MAX_REPEATS = 1_000
 
 
 def register(commands: Commands) -> None:
@@ -47,7 +50,25 @@ def register(commands: Commands) -> None:
         help=f"deal at least N cards now (default {DEFAULT_CARDS:,})",
     )
     sample.add_argument("--file", type=Path, help="test a text file `rng collect` wrote")
+    tester.add_argument(
+        "--repeats",
+        type=repeats,
+        metavar="K",
+        help="also test K further samples of the same size (the next deals of the same seeds) "
+        f"for the spread of each test's p-values (default {HTML_REPEATS} with --html, else 0)",
+    )
     tester.add_argument("--out", type=Path, metavar="FILE", help="also write the report there")
+    tester.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the report as a page with its plots (inline SVG, self-contained)",
+    )
+    tester.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress and the time left on stderr even when it is not a terminal",
+    )
     for task in (collect, tester):
         task.add_argument(
             "--fixed-seed",
@@ -68,6 +89,9 @@ def collect_command(args: argparse.Namespace) -> int:
 def test_command(args: argparse.Namespace) -> int:
     from service.tools.rng import run_tests
 
+    if args.repeats is None:  # a page's p-value plots want some; a file is one sample
+        args.repeats = HTML_REPEATS if args.html and args.file is None else 0
+
     return run_tests(args)
 
 
@@ -82,6 +106,16 @@ def seed_key(text: str) -> bytes:
             f"a fixed seed is a seed key of {2 * KEY_BYTES} hex digits, got {text[:80]!r}"
         )
     return key
+
+
+def repeats(text: str) -> int:
+    """``--repeats``: a whole number of further samples, 0 to ``MAX_REPEATS``."""
+    digits = text.replace("_", "").replace(",", "")
+    if not (digits.isascii() and digits.isdigit()) or int(digits) > MAX_REPEATS:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of samples from 0 to {MAX_REPEATS:,}, got {text!r}"
+        )
+    return int(digits)
 
 
 def count(text: str) -> int:

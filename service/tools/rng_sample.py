@@ -4,7 +4,7 @@ text file ``rng collect`` wrote (raw words, or deals)."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from domain.fairness.shuffle import HAND_SIZE
 from domain.fairness.statistics import DECK_SIZE
 from domain.rules.cards import parse_card
 from service.small_files import TooLarge, read_small
-from service.tools.rng_collect import SEATS, Seeds, deals
+from service.tools.rng_collect import SEATS, Dealt, Seeds, deals
 
 MAX_SAMPLE_BYTES = 512 << 20  # far above 2×10^7 cards written out as deals or words
 
@@ -29,14 +29,30 @@ class Sample:
     rejected: int | None = None
 
 
-def collect_sample(seeds: Seeds, cards: int) -> Sample:
-    """At least ``cards`` cards dealt now, whole deals, with the words they drew."""
+PROGRESS_EVERY = 256
+"""Deals between two calls of ``collect_sample``'s ``progress``."""
+
+
+def collect_sample(
+    seeds: Seeds,
+    cards: int,
+    dealt: Iterator[Dealt] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Sample:
+    """At least ``cards`` cards dealt now, whole deals, with the words they drew: the next
+    deals of ``dealt`` (by default the seeds' first ones); ``progress`` hears of every
+    ``PROGRESS_EVERY`` deals dealt."""
     count = -(-cards // DECK_SIZE)
     decks: list[tuple[int, ...]] = []
     words = array("I")
-    for dealt, _ in zip(deals(seeds), range(count), strict=False):
-        decks.append(tuple(card for hand in dealt.hands for card in hand))
-        words.extend(dealt.words)
+    stream = deals(seeds) if dealt is None else dealt
+    for number, one in enumerate(stream, start=1):
+        decks.append(tuple(card for hand in one.hands for card in hand))
+        words.extend(one.words)
+        if progress is not None and (number % PROGRESS_EVERY == 0 or number == count):
+            progress(number % PROGRESS_EVERY or PROGRESS_EVERY)
+        if number == count:
+            break
     rejected = len(words) - count * (DECK_SIZE - 1)  # one word per swap, plus the rejected
     return Sample(decks, words, f"collected now; seeds {seeds.describe()}", rejected=rejected)
 

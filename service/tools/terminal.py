@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,68 @@ class ProgressBar:
             file=sys.stderr,
             flush=True,
         )
+
+
+class Eta:
+    """Progress and the time left, on stderr, for long runs: redrawn in place on a terminal;
+    with ``forced`` (a ``--progress`` flag) on any stderr as a line per tenth; else silent.
+    ``advance`` counts units of work done out of ``total``."""
+
+    def __init__(
+        self,
+        label: str,
+        total: float,
+        *,
+        forced: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.total = total
+        self.tty = sys.stderr.isatty()
+        self.shown = self.tty or forced
+        self.clock = clock
+        self.started = clock()
+        self.done = 0.0
+        self.drawn_at = -1.0
+        self.tenth = -1
+
+    def advance(self, units: float) -> None:
+        self.done = min(self.done + units, self.total)
+        if self.total - self.done < 1e-9 * self.total:  # units summed as floats
+            self.done = self.total
+        if not self.shown:
+            return
+        share = self.done / self.total if self.total > 0 else 1.0
+        now = self.clock()
+        if self.tty:
+            if now - self.drawn_at < 0.2 and share < 1:
+                return
+        elif int(share * 10) == self.tenth:
+            return
+        self.drawn_at, self.tenth = now, int(share * 10)
+        elapsed = now - self.started
+        if share >= 1:
+            left = f"done in {_duration(elapsed)}"
+        elif share > 0 and elapsed >= 0.5:
+            left = f"ETA {_duration(elapsed * (1 - share) / share)}"
+        else:
+            left = "ETA …"
+        bar = "#" * int(share * 25) + "." * (25 - int(share * 25))
+        end = "\r" if self.tty and share < 1 else "\n"
+        clear = "\x1b[K" if self.tty else ""
+        print(
+            f"{self.label} [{bar}] {share:4.0%} {left}{clear}", end=end, file=sys.stderr, flush=True
+        )
+
+
+def _duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m``."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 def open_store(command: str, data: str) -> Any:

@@ -11,11 +11,8 @@ import itertools
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
-import tempfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape as html_escape
@@ -37,6 +34,7 @@ from domain.rules.specials import qualifying
 from domain.rules.suggest import suggest
 from service.application import Thirteen
 from service.eventstore.storage import store_env
+from tests.support.chromium import png_pixels, screenshot
 from tests.support.cli import thirteen as run_thirteen
 from tests.support.clock import ManualClock
 
@@ -525,53 +523,10 @@ def test_the_html_report_escapes_player_ids(page: Path) -> None:
 def test_the_html_report_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     """A real browser draws the page: the screenshot is a PNG of the window's size and far
     from blank (a blank page compresses to a few kilobytes)."""
-    browser = shutil.which("chromium")
-    if browser is None:
-        if os.environ.get("THIRTEEN_REQUIRE_CHROMIUM") == "1":
-            pytest.fail("THIRTEEN_REQUIRE_CHROMIUM=1 but chromium is not installed")
-        pytest.skip("chromium is not installed (make report-check installs it)")
-    shot = tmp_path / "report.png"
-    with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run(
-            [
-                browser,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
-                f"--screenshot={shot}",
-                f"--window-size={WIDTH},{HEIGHT}",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr
-    data = shot.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert struct.unpack(">II", data[16:24]) == (WIDTH, HEIGHT)
+    data = screenshot(page, tmp_path / "report.png", WIDTH, HEIGHT)
     assert len(data) > 60_000, f"the screenshot is only {len(data)} bytes: a blank page?"
-    pixels = _png_pixels(data)
+    pixels = png_pixels(data)
     assert len(set(pixels[: len(pixels) // 2])) > 64  # cards, text and colour, not one fill
     keep = os.environ.get("THIRTEEN_SCREENSHOT")
     if keep:
         Path(keep).write_bytes(data)
-
-
-def _png_pixels(data: bytes) -> bytes:
-    """The raw (still filtered) scanlines of a PNG: enough to tell a drawing from a fill."""
-    chunks, at = [], 8
-    while at < len(data):
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        kind = data[at + 4 : at + 8]
-        if kind == b"IDAT":
-            chunks.append(data[at + 8 : at + 8 + length])
-        at += 12 + length
-    return zlib.decompress(b"".join(chunks))

@@ -14,13 +14,19 @@ from statistics import fmean
 import pytest
 
 from domain.fairness import shuffle
-from domain.fairness.shuffle import deal, words
-from domain.fairness.statistics import (
+from domain.fairness.distributions import (
     ALPHA,
-    Outcome,
-    card_position,
     chi_square_critical,
     chi_square_sf,
+    runs_distribution,
+    wald_wolfowitz,
+)
+from domain.fairness.shuffle import deal, words
+from domain.fairness.statistics import (
+    Histogram,
+    Outcome,
+    Table,
+    card_position,
     dealt_runs,
     dealt_serial,
     deck_tests,
@@ -213,3 +219,41 @@ def test_a_generator_that_never_varies_fails_every_test_instead_of_crashing() ->
     constant = [7] * 5_000
     assert not word_runs(constant).passed
     assert not word_serial(constant).passed
+
+
+@pytest.mark.parametrize(("low", "high"), [(1, 1), (2, 5), (26, 26), (7, 3)])
+def test_the_exact_runs_distribution_has_wald_and_wolfowitz_mean_and_variance(
+    low: int, high: int
+) -> None:
+    odds = runs_distribution(low, high)
+    mean, variance = wald_wolfowitz(low, high)
+    assert fsum(odds.values()) == pytest.approx(1, abs=1e-12)
+    assert fsum(r * p for r, p in odds.items()) == pytest.approx(mean, rel=1e-12)
+    assert fsum((r - mean) ** 2 * p for r, p in odds.items()) == pytest.approx(variance, rel=1e-9)
+
+
+def test_r12_4_the_card_position_table_is_what_was_dealt() -> None:
+    decks = _permutations(random.Random(11), 52, 300)
+    table = card_position(decks).figure
+    assert isinstance(table, Table) and table.expected == 300 / 52
+    assert table.counts[13 * 52 + decks[0][13]] >= 1  # position 13 held deal 0's 14th card
+    for k in range(52):  # one card per position and one position per card, every deal
+        assert sum(table.counts[k * 52 : (k + 1) * 52]) == 300
+        assert sum(table.counts[k::52]) == 300
+
+
+def test_the_runs_histograms_count_the_runs_the_tests_judged() -> None:
+    decks = _permutations(random.Random(12), 52, 400)
+    runs = dealt_runs(decks)
+    figure = runs.figure
+    assert isinstance(figure, Histogram) and sum(figure.observed) == 400
+    total = sum(r * count for r, count in zip(figure.values, figure.observed, strict=True))
+    assert runs.details.startswith(f"{total:,} runs")
+    assert sum(figure.expected) == pytest.approx(400)
+    rng = random.Random(13)
+    raw = [rng.getrandbits(32) for _ in range(3_000)]
+    lengths = word_runs(raw).figure
+    assert isinstance(lengths, Histogram) and lengths.values[0] == 1
+    counted = sum(lengths.observed)
+    assert word_runs(raw).details.startswith(f"{counted:,} runs")
+    assert sum(k * c for k, c in zip(lengths.values, lengths.observed, strict=True)) == 2_999
