@@ -176,12 +176,18 @@ def cosignature_message(checkpoint_text: str, time: int) -> bytes:
 
 def cosign(checkpoint: Checkpoint, time: int, witness: Signer) -> str:
     """A witness's cosignature line for ``checkpoint`` at ``time`` (Unix seconds)."""
+    return cosign_text(checkpoint.text, time, witness)
+
+
+def cosign_text(checkpoint_text: str, time: int, witness: Signer) -> str:
+    """A witness's cosignature line over a checkpoint's note text as the log signed it, its
+    extension lines included (tlog-cosignature signs the whole note body)."""
     if witness.kind != COSIGNATURE_V1:
         raise NoteError("a cosignature is made with a witness key (type 0x04)")
     if not 0 <= time <= MAX_TIME:
         raise NoteError(f"cosignature time {time} is out of range")
     stamp = time.to_bytes(8, "big")
-    return witness.line(stamp + witness.signature(cosignature_message(checkpoint.text, time)))
+    return witness.line(stamp + witness.signature(cosignature_message(checkpoint_text, time)))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import grpc
 
     from domain.tlog.note import Signer, Verifier
+    from service.witness.cosigning import Witnessing
     from service.witness.state import State
 
 EXIT_FAILED = 1
@@ -30,11 +31,29 @@ def register(commands: Commands) -> None:
         help="watch a transparency log: check each checkpoint extends the last, cosign it; "
         "exit 3 with an ALARM line when it does not",
     )
-    witness.add_argument(
-        "--log", type=host_port, required=True, metavar="HOST:PORT", help="the log's address"
+    mode = witness.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--log",
+        type=host_port,
+        metavar="HOST:PORT",
+        help="poll this log over its gRPC API (GetCheckpoint, GetConsistencyProof, "
+        "AddCosignature); one of --log or --listen",
+    )
+    mode.add_argument(
+        "--listen",
+        type=host_port,
+        metavar="HOST:PORT",
+        help="serve the C2SP tlog-witness HTTP API there instead (POST /add-checkpoint, GET "
+        "/<origin hash>/checkpoint; port 0 picks one): logs submit their checkpoints; until "
+        "SIGTERM",
     )
     witness.add_argument(
-        "--log-public-key", required=True, metavar="KEY", help="the log's vkey or a file holding it"
+        "--log-public-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="the log's vkey or a file holding it (its name is the log's origin); with "
+        "--listen repeatable, one per log witnessed",
     )
     witness.add_argument(
         "--key", type=Path, required=True, metavar="FILE", help="the witness's private key file"
@@ -44,7 +63,8 @@ def register(commands: Commands) -> None:
         type=Path,
         required=True,
         metavar="DIR",
-        help="where the last accepted checkpoint is kept (a restart continues from it)",
+        help="where the last accepted checkpoint is kept (a restart continues from it); with "
+        "--listen, one directory per log under DIR/logs/",
     )
     witness.add_argument(
         "--interval", type=float, default=5.0, metavar="SECONDS", help="between polls (default 5)"
@@ -62,23 +82,35 @@ def register(commands: Commands) -> None:
     witness.set_defaults(run=run)
 
 
+def _keys(args: argparse.Namespace) -> tuple[list[Verifier], Signer]:
+    """The logs' public keys and the witness's key, read; ``BadInput`` when one cannot be."""
+    from domain.tlog.note import COSIGNATURE_V1, ED25519
+    from service.transparency.keys import KeyFileError, read_signer, read_verifier
+    from service.witness.state import BadInput
+
+    if not args.log_public_key:
+        raise BadInput("--log-public-key is required: the public key of the log witnessed")
+    try:
+        logs = [read_verifier(str(key), ED25519) for key in args.log_public_key]
+        return logs, read_signer(args.key, COSIGNATURE_V1)
+    except KeyFileError as error:
+        raise BadInput(str(error)) from None
+
+
 def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.Channel]:
     import grpc
 
-    from domain.tlog.note import COSIGNATURE_V1, ED25519
     from service.security.tls import TlsConfigError
-    from service.transparency.keys import KeyFileError, read_signer, read_verifier
     from service.witness.state import BadInput, State
 
     if not 0 < args.interval <= 86400:
         raise BadInput("--interval must be a positive number of seconds, at most a day")
     if not 1 <= args.alarm_after <= 1000:
         raise BadInput("--alarm-after must be a number of polls from 1 to 1000")
-    try:
-        log_key = read_verifier(args.log_public_key, ED25519)
-        witness = read_signer(args.key, COSIGNATURE_V1)
-    except KeyFileError as error:
-        raise BadInput(str(error)) from None
+    logs, witness = _keys(args)
+    if len(logs) != 1:
+        raise BadInput("polling (--log) watches one log: give one --log-public-key")
+    log_key = logs[0]
     try:
         credentials = client_credentials(args, "the server's", key_flag="--cert-key")
     except TlsConfigError as error:
@@ -90,7 +122,68 @@ def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.
 
 
 def run(args: argparse.Namespace) -> int:
-    """``thirteen witness``."""
+    """``thirteen witness``: poll one log (``--log``) or serve tlog-witness (``--listen``)."""
+    if args.listen is not None:
+        return _listen(args)
+    if args.log is None:
+        print(
+            "thirteen witness: give --log HOST:PORT (poll a log) or --listen HOST:PORT "
+            "(serve tlog-witness)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    return _poll(args)
+
+
+def _listen(args: argparse.Namespace) -> int:
+    """``thirteen witness --listen``: the C2SP tlog-witness HTTP API until SIGTERM or SIGINT."""
+    import asyncio
+
+    from service import logging as service_logging
+    from service.metrics.endpoint import EndpointError, split_address
+    from service.witness.cosigning import Witnessing
+    from service.witness.http import serve
+    from service.witness.state import BadInput
+
+    try:
+        if args.once:
+            raise BadInput("--once polls a log (--log); --listen serves until stopped")
+        logs, witness = _keys(args)
+        witnessing = Witnessing(args.state, logs, witness)
+        host, port = split_address(args.listen)
+    except (BadInput, EndpointError) as error:
+        print(f"thirteen witness: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    service_logging.configure()
+
+    def started(bound: int) -> None:
+        shown = f"[{host}]" if ":" in host else host
+        names = ", ".join(f"{key.name} ({_last_cosigned(witnessing, key.name)})" for key in logs)
+        print(
+            f"thirteen witness: {witness.name} serving tlog-witness on http://{shown}:{bound} "
+            f"for {names}",
+            file=sys.stderr,
+            flush=True,
+        )
+        log_effective(args)
+
+    try:
+        asyncio.run(serve(witnessing, host, port, started))
+    except OSError as error:
+        print(f"thirteen witness: cannot listen on {args.listen}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _last_cosigned(witnessing: Witnessing, origin: str) -> str:
+    """What the witness last cosigned for ``origin``, for its first line."""
+    from service.witness.state import describe
+
+    return f"last cosigned {describe(witnessing.states[origin].latest)}"
+
+
+def _poll(args: argparse.Namespace) -> int:
+    """``thirteen witness --log``: poll the log's gRPC API."""
     import grpc
 
     from service import logging as service_logging

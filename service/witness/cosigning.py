@@ -1,0 +1,132 @@
+"""The witness's side of C2SP ``tlog-witness`` (``thirteen witness --listen``): the logs it
+witnesses, each named by its origin and trusted by one public key, each with a state directory
+of its own under ``--state DIR`` (``DIR/logs/<SHA-256 of the origin, hex>/``, laid out as the
+polling witness's ``--state``: ``checkpoint``, ``evidence/``, ``lock``), and ``add_checkpoint``,
+which checks a request (``domain.tlog.add_checkpoint``), records the checkpoint and cosigns it.
+
+Checking a request against the last checkpoint cosigned and recording the new one are one step
+under the log's lock, so two requests for one log never both pass against the same record (the
+race the specification describes, which would roll the record back). The record is written to
+a new file, synced and renamed over the old one before the cosignature is answered; a restart
+continues from it. It holds the log's signed checkpoint with this witness's cosignature after
+the log's signature lines (the polling witness reads it the same way), and is what ``GET
+/<origin hash>/checkpoint`` serves. A checkpoint the log signed that fails a consistency check
+(422) is kept as evidence (``evidence/``) and logged: it may prove the log misbehaved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from domain.tlog.add_checkpoint import (
+    SIZE_CONTENT_TYPE,
+    Conflict,
+    Refusal,
+    check,
+    parse_request,
+)
+from domain.tlog.checkpoint import cosign_text
+from domain.tlog.note import Signer, Verifier, parse
+from service.witness.state import BadInput, State, describe
+
+log = structlog.get_logger("thirteen.witness")
+
+LOGS_DIR = "logs"
+"""Under ``--state DIR``: one directory per log, named by the SHA-256 of its origin (hex)."""
+TEXT = "text/plain; charset=utf-8"
+
+
+def origin_hash(origin: str) -> str:
+    """The lowercase hex SHA-256 of an origin: its directory, and its monitoring path."""
+    return hashlib.sha256(origin.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP answer: its status, body and content type."""
+
+    status: int
+    body: bytes
+    content_type: str = TEXT
+
+
+class Witnessing:
+    """The logs this witness cosigns (``logs``: each log's key, named as its origin), with
+    their states under ``directory``; ``witness`` cosigns, at ``clock()`` (Unix seconds)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        logs: Sequence[Verifier],
+        witness: Signer,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        names = [key.name for key in logs]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise BadInput(f"two log keys for the log {twice[0]!r}: give one key per log")
+        self.witness = witness
+        self.clock = clock
+        self.keys = {key.name: key for key in logs}
+        self.states = {
+            key.name: State(directory / LOGS_DIR / origin_hash(key.name), key) for key in logs
+        }
+        self.by_hash = {origin_hash(name): name for name in self.keys}
+        self._locks = {name: threading.Lock() for name in self.keys}
+
+    def add_checkpoint(self, body: bytes) -> Answer:
+        """Answer one ``add-checkpoint`` request: the cosignature line (200), or the status the
+        specification gives and one line saying why."""
+        try:
+            request = parse_request(body)
+        except Refusal as refusal:
+            log.info("witness_refused", status=refusal.status, reason=refusal.reason)
+            return Answer(refusal.status, (refusal.reason + "\n").encode())
+        origin = request.origin
+        key = self.keys.get(origin)
+        if key is None:
+            return self._refused(Refusal(404, f"unknown log {origin[:200]!r}"), origin)
+        with self._locks[origin]:
+            state = self.states[origin]
+            try:
+                checkpoint = check(request, key, state.latest)
+            except Conflict as conflict:
+                self._refused(conflict, origin)
+                return Answer(409, f"{conflict.size}\n".encode(), SIZE_CONTENT_TYPE)
+            except Refusal as refusal:
+                if refusal.status == 422:  # signed by the log, and inconsistent: evidence
+                    kept = state.keep(request.note, None)
+                    log.warning(
+                        "witness_inconsistent_checkpoint",
+                        origin=origin,
+                        reason=refusal.reason,
+                        accepted=describe(state.latest),
+                        evidence=kept,
+                    )
+                return self._refused(refusal, origin)
+            parsed = parse(request.note)
+            line = cosign_text(parsed.text, int(self.clock()), self.witness)
+            signed = "".join(s.line for s in parsed.signatures if s.by(key))
+            state.save(parsed.text + "\n" + signed + line, checkpoint)  # before answering
+        log.info("witness_cosigned", origin=origin, checkpoint=describe(checkpoint))
+        return Answer(200, line.encode())
+
+    def _refused(self, refusal: Refusal, origin: str) -> Answer:
+        log.info("witness_refused", status=refusal.status, origin=origin, reason=refusal.reason)
+        return Answer(refusal.status, (refusal.reason + "\n").encode())
+
+    def checkpoint(self, hashed: str) -> Answer:
+        """``GET /<origin hash>/checkpoint``: the last checkpoint cosigned for that log, with
+        the log's signature and this witness's cosignature; 404 when none."""
+        origin = self.by_hash.get(hashed)
+        note = self.states[origin].note if origin is not None else None
+        if note is None:
+            return Answer(404, b"this witness has cosigned no checkpoint of that log\n")
+        return Answer(200, note.encode())

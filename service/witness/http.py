@@ -1,0 +1,107 @@
+"""The witness's HTTP server (aiohttp): C2SP ``tlog-witness``'s ``POST /add-checkpoint`` and
+``GET /<origin hash>/checkpoint`` (``service.witness.cosigning`` answers them).
+
+Bounded against a hostile client: a body over ``MAX_BODY`` bytes is answered 413 without being
+read (by its ``Content-Length``, or as it arrives when chunked); one that takes more than
+``BODY_TIMEOUT`` seconds to arrive, 408; an idle kept-alive connection is closed after
+``KEEPALIVE`` seconds; any other path 404, any other method 405. Checking, writing the state
+and signing run on a worker thread, never on the event loop. No answer carries a traceback: a
+failure of the witness itself is a 500 and one log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aiohttp import web
+
+from service.witness.cosigning import TEXT, Answer, Witnessing
+
+log = structlog.get_logger("thirteen.witness")
+
+MAX_BODY = 128 * 1024
+"""Bytes of a request body: 63 proof lines and a checkpoint with a few dozen signatures (even
+post-quantum ones, up to about 5 kB each) fit well within it."""
+BODY_TIMEOUT = 10.0  # seconds a request body may take to arrive
+KEEPALIVE = 30.0  # seconds an idle connection is kept open
+WITNESSING = web.AppKey("witnessing", Witnessing)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _response(answer: Answer) -> web.Response:
+    response = web.Response(status=answer.status, body=answer.body)
+    response.headers["Content-Type"] = answer.content_type
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _plain(status: int, message: str) -> web.Response:
+    return _response(Answer(status, (message + "\n").encode(), TEXT))
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """aiohttp's refusals (404, 405, 413) as one line of text; any failure of the witness
+    itself a 500, logged, never a traceback."""
+    try:
+        return await handler(request)
+    except web.HTTPException as refused:
+        return _plain(refused.status, refused.reason)
+    except Exception as error:
+        log.error("witness_failed", path=request.path, cause=repr(error))
+        return _plain(500, "the witness failed to answer; try again")
+
+
+async def _add_checkpoint(request: web.Request) -> web.StreamResponse:
+    length = request.content_length
+    if length is not None and length > MAX_BODY:
+        return _plain(413, f"the request body is {length} bytes: at most {MAX_BODY}")
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT):
+            body = await request.read()  # aiohttp stops at MAX_BODY (client_max_size): 413
+    except TimeoutError:
+        return _plain(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s")
+    witnessing = request.app[WITNESSING]
+    answer = await asyncio.get_running_loop().run_in_executor(
+        None, witnessing.add_checkpoint, body
+    )
+    return _response(answer)
+
+
+async def _checkpoint(request: web.Request) -> web.StreamResponse:
+    return _response(request.app[WITNESSING].checkpoint(request.match_info["origin"]))
+
+
+def create_app(witnessing: Witnessing) -> web.Application:
+    """The witness's routes, answered by ``witnessing``."""
+    app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
+    app[WITNESSING] = witnessing
+    app.router.add_post("/add-checkpoint", _add_checkpoint)
+    app.router.add_get("/{origin:[0-9a-f]{64}}/checkpoint", _checkpoint)
+    return app
+
+
+async def serve(
+    witnessing: Witnessing, host: str, port: int, on_started: Callable[[int], None]
+) -> None:
+    """Serve on ``host:port`` (0 picks a port, told to ``on_started``) until SIGTERM or
+    SIGINT; ``OSError`` when it cannot listen there."""
+    runner = web.AppRunner(create_app(witnessing), access_log=None, keepalive_timeout=KEEPALIVE)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, backlog=1024)
+        await site.start()
+        bound = runner.addresses  # the port bound, when 0 was asked for
+        on_started(int(bound[0][1]) if bound else port)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
