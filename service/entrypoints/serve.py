@@ -104,6 +104,15 @@ def _otlp_endpoint(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _witness_url(text: str) -> str:
+    from service.transparency.submitting import BadWitnessUrl, check_url
+
+    try:
+        return check_url(text)
+    except BadWitnessUrl as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def register_transparency(serve_parser: argparse.ArgumentParser) -> None:
     """The transparency log's flags (``serve`` and ``worker``)."""
     transparency = serve_parser.add_argument_group(
@@ -132,6 +141,16 @@ def register_transparency(serve_parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="a witness's public key (a vkey or a file holding one) whose cosignatures "
         "AddCosignature keeps; repeatable",
+    )
+    transparency.add_argument(
+        "--witness-url",
+        action="append",
+        default=[],
+        type=_witness_url,
+        metavar="URL",
+        help="a C2SP tlog-witness witness (http(s)://HOST:PORT[/PREFIX]) each new checkpoint is "
+        "submitted to (POST URL/add-checkpoint), its cosignatures kept when by a --witness-key; "
+        "repeatable",
     )
     transparency.add_argument(
         "--checkpoint-interval",

@@ -62,6 +62,12 @@ def log_options(
         return LogOptions(enabled=False)
     path = args.log_key or Path(args.data) / LOG_KEY_FILE
     new_log = bool(getattr(args, "new_log", False))
+    urls = tuple(getattr(args, "witness_url", ()))
+    if urls and not args.witness_key:
+        return (
+            "--witness-url needs --witness-key: the cosignatures a witness answers are kept "
+            "only when made by a witness key this log is given"
+        )
     try:
         witnesses = tuple(read_verifier(str(w), COSIGNATURE_V1) for w in args.witness_key)
         if not path.exists() and not path.is_symlink():
@@ -91,7 +97,12 @@ def log_options(
             "signing (log.key.signed beside it): keep --log-key outside the data directory",
         )
     return LogOptions(
-        signer, witnesses, args.checkpoint_interval, remembered=beside(path), new_log=new_log
+        signer,
+        witnesses,
+        args.checkpoint_interval,
+        remembered=beside(path),
+        new_log=new_log,
+        witness_urls=urls,
     )
 
 

@@ -50,6 +50,7 @@ from service.transparency.health import STALL_AFTER, Health
 from service.transparency.reader import LogReader
 from service.transparency.remembered import Remembered
 from service.transparency.store import StaleTree, StoredCheckpoint, TreeState
+from service.transparency.submitting import Submitter
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -104,6 +105,8 @@ class TransparencyLog(LogReader):
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="transparency-log", daemon=True)
+        # Submits each checkpoint signed here to tlog-witness witnesses (``LogOptions.build``).
+        self.submitter: Submitter | None = None
 
     # Running ------------------------------------------------------------------------------
 
@@ -112,6 +115,8 @@ class TransparencyLog(LogReader):
 
     def start(self) -> None:
         self._thread.start()
+        if self.submitter is not None:
+            self.submitter.start()
 
     def stop(self, *, drain: bool = True) -> None:
         """Stop following; the leader first appends what is stored (unless ``drain`` is False,
@@ -120,6 +125,8 @@ class TransparencyLog(LogReader):
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=10)
+        if self.submitter is not None:
+            self.submitter.stop()
         if drain and self.leading and not self._thread.is_alive():
             try:
                 self.append_once()
@@ -329,6 +336,8 @@ class TransparencyLog(LogReader):
         self._signed, self._signed_at = signed, now
         if self.remembered is not None:
             self.remembered.keep(signed.note, checkpoint)
+        if self.submitter is not None:
+            self.submitter.poke()
         return signed
 
     def _extends_remembered(self, checkpoint: Checkpoint) -> bool:

@@ -14,6 +14,7 @@ from service.application import Thirteen
 from service.transparency.health import STALL_AFTER
 from service.transparency.log import CHECKPOINT_INTERVAL, TransparencyLog
 from service.transparency.remembered import Remembered
+from service.transparency.submitting import Submitter
 
 log = structlog.get_logger("thirteen.transparency")
 
@@ -30,6 +31,7 @@ class LogOptions:
     appends: bool = True  # False: a ``thirteen worker`` appends and signs; this one serves
     remembered: Path | None = None  # where the last checkpoint the key signed is kept
     new_log: bool = False  # the key may start a new log over a store of another log's name
+    witness_urls: tuple[str, ...] = ()  # tlog-witness witnesses each checkpoint is submitted to
 
     def build(self, app: Thirteen) -> TransparencyLog | None:
         if not self.enabled:
@@ -44,7 +46,7 @@ class LogOptions:
                 vkey=key.verifier.vkey,
                 reason="no log key given: checkpoints are signed by a key this process forgets",
             )
-        return TransparencyLog(
+        built = TransparencyLog(
             app,
             key,
             witnesses=self.witnesses,
@@ -56,3 +58,12 @@ class LogOptions:
             if self.remembered is None or self.key is None
             else Remembered(self.remembered, key.verifier),
         )
+        if self.witness_urls:
+            built.submitter = Submitter(
+                self.witness_urls,
+                latest=built.store.latest_checkpoint,
+                consistency=built.consistency,
+                add_cosignature=built.add_cosignature,
+                leading=lambda: built.leading and built.failure is None,
+            )
+        return built

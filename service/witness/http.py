@@ -66,9 +66,7 @@ async def _add_checkpoint(request: web.Request) -> web.StreamResponse:
     except TimeoutError:
         return _plain(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s")
     witnessing = request.app[WITNESSING]
-    answer = await asyncio.get_running_loop().run_in_executor(
-        None, witnessing.add_checkpoint, body
-    )
+    answer = await asyncio.get_running_loop().run_in_executor(None, witnessing.add_checkpoint, body)
     return _response(answer)
 
 
