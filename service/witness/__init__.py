@@ -24,6 +24,11 @@ state keeps the last
 accepted checkpoint, so an alarm is raised again on every later run against that log. One
 witness at a time uses a state directory (a lock on ``DIR/lock``).
 
+With ``--listen HOST:PORT`` instead of ``--log`` it serves C2SP ``tlog-witness`` over HTTP
+(``http``, ``cosigning``): logs submit their checkpoints with a consistency proof from the size
+it last cosigned, and it answers its cosignature or the specification's status; one state
+directory per log under ``DIR/logs/``, laid out as the polling witness's.
+
 Exit status: 0 ``--once`` cosigned or found nothing new; 1 the log cannot be reached under
 ``--once``, leaves a checkpoint it showed unproven (fewer than ``--alarm-after`` times), or refuses
 the witness (its key not given to ``serve --witness-key``, a caller without the ``witness``
