@@ -167,6 +167,16 @@ def test_our_log_is_cosigned_through_tlog_witness_and_a_restarted_witness_contin
         wait_until(lambda: cosigned(longer.size), "the longer tree to be cosigned", 60)
         kept = read_checkpoint(state_file(setup.state, "thirteen.test/log").read_text())
         assert kept.size == longer.size
+
+        # A restarted log starts from old size 0: the witness's 409 tells it the size it knows,
+        # and it submits again with the proof from there.
+        server.stop()
+        server = setup.serve("--witness-url", again.url)
+        play_round(server, "t1")
+        last = settled_head(server, setup.log_pub, longer.size + 1)
+        wait_until(lambda: cosigned(last.size), "the log's next checkpoint to be cosigned", 60)
+        conflicts = [line for line in server.lines if "witness_size_conflict" in line]
+        assert conflicts and f'"size": {longer.size}' in conflicts[0], conflicts
     finally:
         server.stop()
 
@@ -296,6 +306,11 @@ def test_each_lie_of_a_fake_log_is_refused_over_both_protocols(
         assert (kind, body) == ("text/x.tlog.size", b"5\n")
     assert not body.startswith("\u2014".encode())  # no cosignature
     assert state_file(setup.state, LOG.name).read_bytes() == before
+    evidence = list(state_file(setup.state, LOG.name).parent.glob("evidence/*"))
+    if status == 422:  # signed by the log and inconsistent: kept as it was sent
+        assert [path.read_text() for path in evidence] == [note]
+    else:
+        assert not evidence
 
 
 # Hostile and malformed requests --------------------------------------------------------------
