@@ -26,6 +26,7 @@ from domain.tlog.checkpoint import Checkpoint, sign_checkpoint
 from domain.tlog.note import Signer
 from tests.e2e.helpers import seated_table, wait_until
 from tests.e2e.test_transparency import PLAYERS, SCRIPT, checkpoint, play_round
+from tests.e2e.test_witness import FakeLog as GrpcFakeLog
 from tests.e2e.test_witness import (
     Serve,
     Setup,
@@ -38,7 +39,6 @@ from tests.e2e.test_witness import (
     subproof,
     witness,
 )
-from tests.e2e.test_witness import FakeLog as GrpcFakeLog
 from tests.support.tlog import read_checkpoint
 
 
@@ -220,7 +220,7 @@ def test_witness_url_without_a_witness_key_or_malformed_is_one_line(setup: Setup
         (["--witness-url", "http://127.0.0.1:1"], "--witness-url needs --witness-key"),
     ):
         done = subprocess.run(
-            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(setup.tmp / "d")]
+            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(setup.tmp / "d")]  # noqa: RUF005
             + ["--log-key", str(setup.tmp / "log" / "log.key"), *extra],
             capture_output=True,
             text=True,
@@ -398,8 +398,8 @@ def test_several_logs_a_restart_and_a_second_witness_on_the_same_state(
     other_note = sign_checkpoint(Checkpoint(other.name, 1, LEAVES[0]), other)
     assert first.post(add_checkpoint(0, [], other_note))[0] == 200
     second = subprocess.run(
-        [str(SCRIPT), "witness", "--listen", "127.0.0.1:0", "--log-public-key", LOG.verifier.vkey]
-        + ["--key", str(setup.key), "--state", str(setup.state)],
+        [str(SCRIPT), "witness", "--listen", "127.0.0.1:0", "--log-public-key"]  # noqa: RUF005
+        + [LOG.verifier.vkey, "--key", str(setup.key), "--state", str(setup.state)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -413,3 +413,25 @@ def test_several_logs_a_restart_and_a_second_witness_on_the_same_state(
     assert again.post(add_checkpoint(0, [], other_note))[2] == b"1\n"
     proof = subproof(5, LEAVES[:8], True)
     assert again.post(add_checkpoint(5, proof, signed(8)))[0] == 200
+
+
+def test_concurrent_requests_for_one_log_are_checked_and_recorded_one_at_a_time(
+    setup: Setup, running: list[HttpWitness]
+) -> None:
+    """Twelve logs' worth of honest extensions from size 5 at once: exactly one is cosigned,
+    every other is answered 409 with that one's size, and the record is the one cosigned (no
+    request checked against a record another was replacing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    http_witness = HttpWitness([LOG.verifier.vkey], setup.key, setup.state)
+    running.append(http_witness)
+    assert http_witness.post(add_checkpoint(0, [], signed(5)))[0] == 200
+    sizes = list(range(6, 18))
+    bodies = [add_checkpoint(5, subproof(5, LEAVES[:n], True), signed(n)) for n in sizes]
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        answers = list(pool.map(http_witness.post, bodies))
+    won = [size for size, (status, _, _) in zip(sizes, answers, strict=True) if status == 200]
+    assert len(won) == 1, answers
+    others = [answer for answer in answers if answer[0] != 200]
+    assert all(a == (409, "text/x.tlog.size", f"{won[0]}\n".encode()) for a in others), answers
+    assert read_checkpoint(state_file(setup.state, LOG.name).read_text()).size == won[0]

@@ -117,7 +117,7 @@ def test_any_altered_proof_hash_is_422(data: st.DataObject) -> None:
         ("too large", b"old 99999999999999999999\n\n" + note(1).encode(), 400),
         ("proof not base64", b"old 0\n@@\n\n" + note(1).encode(), 400),
         ("proof not a hash", b"old 0\nAAAA\n\n" + note(1).encode(), 400),
-        ("too many proof lines", format_request(0, [bytes(32)] * (MAX_PROOF_LINES + 1), note(1)), 400),
+        ("64 proof lines", format_request(0, [bytes(32)] * (MAX_PROOF_LINES + 1), note(1)), 400),
         ("a CR", format_request(0, [], note(1)).replace(b"\n\n", b"\n\r\n", 1), 400),
         ("no signature", b"old 0\n\n" + head(1).text.encode(), 400),
         ("two lines only", format_request(0, [], note(1)).replace(b"\n1\n", b"\n", 1), 400),
