@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import grpc
 from prometheus_client import (
     CollectorRegistry,
+    Counter,
     Gauge,
     PlatformCollector,
     ProcessCollector,
@@ -112,6 +113,7 @@ class Metrics:
         tree = transparency.store if transparency is not None else None
         self._readings = Readings(app, views, projector, hub, tree)
         self.registry.register(self._readings)
+        self._count_submissions(transparency)
 
     def attach_worker(
         self,
@@ -127,6 +129,7 @@ class Metrics:
         tree = transparency.store if transparency is not None else None
         self._readings = Readings(app, views, projector, None, tree)
         self.registry.register(self._readings)
+        self._count_submissions(transparency)
         leading = Gauge(
             "thirteen_worker_leading",
             "1 while this worker leads the work named (views: the projector; log: the "
@@ -137,6 +140,20 @@ class Metrics:
         leading.labels("views").set_function(lambda: float(projector.leading))
         log_leads = (lambda: float(transparency.leading)) if transparency else (lambda: 0.0)
         leading.labels("log").set_function(log_leads)
+
+    def _count_submissions(self, transparency: TransparencyLog | None) -> None:
+        """``thirteen_witness_submissions_total``, when the log submits its checkpoints to
+        tlog-witness witnesses (``serve --witness-url``)."""
+        if transparency is None or transparency.submitter is None:
+            return
+        counter = Counter(
+            "thirteen_witness_submissions",
+            "Checkpoints submitted to tlog-witness witnesses (serve --witness-url), by witness "
+            "and outcome.",
+            ["witness", "outcome"],
+            registry=self.registry,
+        )
+        transparency.submitter.on_outcome = lambda url, outcome: counter.labels(url, outcome).inc()
 
     def close(self) -> None:
         """Stop serving the metrics (and free the port), and stop counting ``app``'s commits:

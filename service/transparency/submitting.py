@@ -40,6 +40,15 @@ FIRST_DELAY = 0.5  # seconds before the first retry
 MAX_DELAY = 60.0  # seconds between retries, at most
 REFRESH_AFTER = 60 * 60  # seconds after a cosignature before an idle log asks for a new one
 MAX_ANSWER = 64 * 1024  # bytes of a witness's answer read
+OUTCOMES = (
+    "cosigned",
+    "size_conflict",
+    "unreachable",
+    "refused",
+    "cosignature_refused",
+    "ahead",
+)
+"""What a submission comes to (``Submitter.on_outcome``, the metrics' ``outcome`` label)."""
 CONFLICTS = 3  # 409s followed in a row within one attempt
 IDLE = 1.0  # seconds between looks at the latest checkpoint when not poked
 
@@ -144,6 +153,8 @@ class Submitter:
         self.add_cosignature = add_cosignature
         self.leading = leading
         self.rng = rng or random.Random()
+        # Told each outcome (the witness's URL, ``OUTCOMES``): the metrics count them.
+        self.on_outcome: Callable[[str, str], None] | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="witness-submitter", daemon=True)
@@ -187,8 +198,13 @@ class Submitter:
                 continue
             self.submit(witness, latest, now)
 
+    def _outcome(self, witness: Witness, outcome: str) -> None:
+        if self.on_outcome is not None:
+            self.on_outcome(witness.url, outcome)
+
     def _retry(self, witness: Witness, now: float, event: str, **details: object) -> None:
-        """Try ``witness`` again after the next delay; one log line."""
+        """Try ``witness`` again after the next delay; one log line, one outcome counted."""
+        self._outcome(witness, event.removeprefix("witness_"))
         witness.failures += 1
         delay = min(MAX_DELAY, FIRST_DELAY * 2 ** (witness.failures - 1))
         delay *= self.rng.uniform(0.5, 1.0)
@@ -222,6 +238,7 @@ class Submitter:
                     self._retry(witness, now, "witness_refused", status=409, answer=_shown(answer))
                     return False
                 log.info("witness_size_conflict", witness=witness.url, old=old, size=size)
+                self._outcome(witness, "size_conflict")
                 witness.size = size
                 continue
             if status != 200:
@@ -246,6 +263,7 @@ class Submitter:
         witness.size, witness.cosigned_at = checkpoint.size, now
         witness.failures, witness.next_try = 0, 0.0
         log.info("witness_cosigned", witness=witness.url, size=checkpoint.size)
+        self._outcome(witness, "cosigned")
         return True
 
 

@@ -192,7 +192,8 @@ def test_a_witness_out_of_reach_is_retried_and_serving_goes_on(
     setup: Setup, running: list[HttpWitness]
 ) -> None:
     port = free_port()  # nothing listens there yet
-    server = setup.serve("--witness-url", f"http://127.0.0.1:{port}/")
+    url = f"http://127.0.0.1:{port}"
+    server = setup.serve("--witness-url", url + "/", "--metrics", "127.0.0.1:0")
     try:
         seated_table(server, "t1", PLAYERS)
         play_round(server, "t1")  # served while every submission fails
@@ -210,6 +211,16 @@ def test_a_witness_out_of_reach_is_retried_and_serving_goes_on(
             60,
         )
         assert read_checkpoint(checkpoint(server)).size == head.size
+        (said,) = [line for line in server.lines if "serving metrics on" in line]
+        metrics = said.split("http://")[1].split("/")[0]
+        scrape = request(int(metrics.rsplit(":", 1)[1]), "GET", "/metrics")[2].decode()
+        counted = {
+            outcome: float(line.rsplit(" ", 1)[1])
+            for line in scrape.splitlines()
+            if line.startswith("thirteen_witness_submissions_total{") and f'witness="{url}"' in line
+            for outcome in [line.split('outcome="')[1].split('"')[0]]
+        }
+        assert counted.get("unreachable", 0) >= 1 and counted.get("cosigned", 0) >= 1, counted
     finally:
         server.stop()
 
