@@ -51,6 +51,7 @@ OUTCOMES = (
 """What a submission comes to (``Submitter.on_outcome``, the metrics' ``outcome`` label)."""
 CONFLICTS = 3  # 409s followed in a row within one attempt
 IDLE = 1.0  # seconds between looks at the latest checkpoint when not poked
+STOP_WAIT = 2.0  # seconds a stop waits for a submission under way (then left to end alone)
 
 
 class BadWitnessUrl(ValueError):
@@ -165,7 +166,7 @@ class Submitter:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        self._thread.join(timeout=TIMEOUT + 5)
+        self._thread.join(timeout=STOP_WAIT)
         for witness in self.witnesses:
             witness.drop()
 

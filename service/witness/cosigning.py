@@ -32,7 +32,7 @@ from domain.tlog.add_checkpoint import (
     check,
     parse_request,
 )
-from domain.tlog.checkpoint import cosign_text
+from domain.tlog.checkpoint import Checkpoint, cosign_text
 from domain.tlog.note import Signer, Verifier, parse
 from service.witness.state import BadInput, State, describe
 
@@ -102,7 +102,8 @@ class Witnessing:
                 return Answer(409, f"{conflict.size}\n".encode(), SIZE_CONTENT_TYPE)
             except Refusal as refusal:
                 if refusal.status == 422:  # signed by the log, and inconsistent: evidence
-                    kept = state.keep(request.note, None)
+                    shown = Checkpoint.parse(parse(request.note).text)
+                    kept = state.keep(request.note, shown)
                     log.warning(
                         "witness_inconsistent_checkpoint",
                         origin=origin,

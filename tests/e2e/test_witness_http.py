@@ -320,6 +320,7 @@ def test_each_lie_of_a_fake_log_is_refused_over_both_protocols(
     evidence = list(state_file(setup.state, LOG.name).parent.glob("evidence/*"))
     if status == 422:  # signed by the log and inconsistent: kept as it was sent
         assert [path.read_text() for path in evidence] == [note]
+        assert evidence[0].name.startswith(f"{lie.size}-"), evidence
     else:
         assert not evidence
 
