@@ -447,3 +447,55 @@ def test_concurrent_requests_for_one_log_are_checked_and_recorded_one_at_a_time(
     others = [answer for answer in answers if answer[0] != 200]
     assert all(a == (409, "text/x.tlog.size", f"{won[0]}\n".encode()) for a in others), answers
     assert read_checkpoint(state_file(setup.state, LOG.name).read_text()).size == won[0]
+
+
+def test_a_checkpoint_with_an_extension_line_is_cosigned_over_its_whole_text(
+    setup: Setup, running: list[HttpWitness]
+) -> None:
+    """tlog-cosignature signs the whole note body, extension lines included (checked here with
+    ``cryptography`` directly)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from domain.tlog.note import sign
+
+    http_witness = HttpWitness([LOG.verifier.vkey], setup.key, setup.state)
+    running.append(http_witness)
+    text = f"{LOG.name}\n3\n{b64(mth(LEAVES[:3]))}\nan extension line\n"
+    status, _, answer = http_witness.post(add_checkpoint(0, [], sign(text, LOG)))
+    assert status == 200, answer
+    dash, name, payload = answer.decode().rstrip("\n").split(" ")
+    assert (dash, name) == ("\u2014", "witness.test/w1")
+    raw = base64.b64decode(payload)
+    time = int.from_bytes(raw[4:12], "big")
+    public = base64.b64decode(setup.witness_pub.split("+", 2)[2])[1:]
+    message = f"cosignature/v1\ntime {time}\n{text}".encode()
+    Ed25519PublicKey.from_public_bytes(public).verify(raw[12:], message)  # raises if not
+
+
+def test_bad_witness_arguments_are_one_line(setup: Setup, running: list[HttpWitness]) -> None:
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(SCRIPT), "witness", "--key", str(setup.key), "--state", str(setup.state), *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    vkey = LOG.verifier.vkey
+    twin = Signer.from_seed(LOG.name, bytes(range(32))).verifier.vkey
+    taken = HttpWitness([vkey], setup.key, setup.tmp / "other-state")
+    running.append(taken)
+    for extra, status, words in (
+        (["--log-public-key", vkey], 2, "give --log HOST:PORT"),
+        (["--listen", "127.0.0.1:0"], 2, "--log-public-key is required"),
+        (["--listen", "127.0.0.1:0", "--log-public-key", vkey, "--once"], 2, "--once polls"),
+        (["--listen", "127.0.0.1:0", "--log-public-key", vkey, "--log-public-key", twin], 2,
+         "two log keys for the log"),
+        (["--log", "127.0.0.1:1", "--log-public-key", vkey, "--log-public-key", twin, "--once"],
+         2, "one --log-public-key"),
+        (["--listen", f"127.0.0.1:{taken.port}", "--log-public-key", vkey], 1, "cannot listen"),
+    ):  # fmt: skip
+        done = run(*extra)
+        assert done.returncode == status, (extra, done.stderr)
+        assert words in done.stderr and "Traceback" not in done.stderr, (extra, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, (extra, done.stderr)
