@@ -23,8 +23,9 @@ signed checkpoints of it, kept by one appender thread per process (``Transparenc
 
 The stored tree, its checkpoints and proofs are read by ``service.transparency.reader``
 (``LogReader``, which the log extends), witnesses' cosignatures kept by
-``service.transparency.cosignatures``, and a server's options build the log in
-``service.transparency.options``.
+``service.transparency.cosignatures``, each checkpoint signed here submitted to C2SP
+``tlog-witness`` witnesses by ``service.transparency.submitting``, and a server's options build
+the log in ``service.transparency.options``.
 """
 
 from __future__ import annotations
