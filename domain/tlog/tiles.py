@@ -214,7 +214,8 @@ def decode_bundle(data: bytes) -> list[bytes]:
     >>> decode_bundle(bytes.fromhex("000261620000"))
     [b'ab', b'']
     """
-    entries, at = [], 0
+    entries: list[bytes] = []
+    at = 0
     while at < len(data):
         if at + 2 > len(data):
             raise ValueError(f"a bundle ends inside the length of entry {len(entries)}")

@@ -47,6 +47,7 @@ FLOORS: list[tuple[str, ...]] = [
     (
         "service.rpc",
         "service.metrics",
+        "service.tiles",
         "service.tracing",
         "service.web",
         "service.client",
