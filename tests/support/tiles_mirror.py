@@ -1,0 +1,188 @@
+"""A mirror of the log that reads nothing but its C2SP ``tlog-tiles`` over HTTP (``/checkpoint``,
+``/tile/…``, ``/tile/entries/…``) and trusts nothing but the log's public key: what an outsider
+copying the log with a standard client checks.
+
+Each ``poll`` verifies the checkpoint's signature, fetches the tiles and entry bundles its tree
+needs that it does not hold yet (a tile it holds narrower must come back with the same hashes
+first), and checks:
+
+- every entry hashes (SHA-256(0x00 ‖ entry), computed here) to its level-0 tile's hash;
+- every hash of a tile above level 0 is the tree hash of the full tile below it;
+- the tree hash of all the leaves, computed here from the RFC 6962 definition, is the
+  checkpoint's root, as is the root folded from the tiles;
+- the checkpoint is consistent with the one the mirror saw before (the proof computed from the
+  new tree's tiles, verified against the old root);
+- every leaf's inclusion proof, computed from the tiles, verifies against the root.
+
+A failed check raises ``MirrorError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+
+from domain.tlog.checkpoint import Checkpoint, open_checkpoint
+from domain.tlog.merkle import (
+    Node,
+    consistency_proof,
+    inclusion_proof,
+    range_hash,
+    verify_consistency,
+    verify_inclusion,
+)
+from domain.tlog.note import Verifier
+from domain.tlog.tiles import (
+    ENTRIES,
+    WIDTH,
+    Tile,
+    decode_bundle,
+    hashes_of,
+    node_from_tiles,
+    tiles_of,
+)
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+class MirrorError(AssertionError):
+    """What the log served does not check out."""
+
+
+def mth(hashes: list[bytes]) -> bytes:
+    """RFC 6962 §2.1's Merkle Tree Hash of leaf hashes, written here from the definition."""
+    if len(hashes) == 1:
+        return hashes[0]
+    k = 1
+    while k * 2 < len(hashes):
+        k *= 2
+    return hashlib.sha256(b"\x01" + mth(hashes[:k]) + mth(hashes[k:])).digest()
+
+
+@dataclass
+class TilesMirror:
+    """A copy of the log at ``base`` (``http://HOST:PORT``), checked with ``key``."""
+
+    base: str
+    key: Verifier
+    checkpoints: list[Checkpoint] = field(default_factory=list)  # each one verified, in order
+    entries: list[bytes] = field(default_factory=list)
+    leaves: list[bytes] = field(default_factory=list)  # hashed here from the entries
+    tiles: dict[tuple[int, int], list[bytes]] = field(default_factory=dict)  # the widest held
+    requests: int = 0
+    consistency_checked: int = 0
+    inclusion_checked: int = 0
+
+    def get(self, path: str) -> tuple[bytes, str]:
+        """The body and ``Cache-Control`` of ``path``; ``MirrorError`` unless it is 200."""
+        self.requests += 1
+        try:
+            with urllib.request.urlopen(f"{self.base}/{path}", timeout=30) as answer:
+                return answer.read(), answer.headers.get("Cache-Control", "")
+        except urllib.error.HTTPError as error:
+            raise MirrorError(f"{path}: HTTP {error.code} {error.read()[:200]!r}") from None
+
+    @property
+    def size(self) -> int:
+        return self.checkpoints[-1].size if self.checkpoints else 0
+
+    def poll(self) -> Checkpoint:
+        """Read the latest checkpoint and check it, and the log up to it, as the module says."""
+        text, _ = self.get("checkpoint")
+        checkpoint = open_checkpoint(text.decode(), self.key)
+        previous = self.checkpoints[-1] if self.checkpoints else None
+        if previous is not None and checkpoint.size < previous.size:
+            raise MirrorError(f"rolled back from {previous.size} to {checkpoint.size} leaves")
+        if previous is not None and checkpoint.size == previous.size:
+            if checkpoint.root != previous.root:
+                raise MirrorError(f"two roots for the tree of {checkpoint.size} leaves")
+            return checkpoint
+        self._fetch(checkpoint.size)
+        lookup = self._lookup()
+        if mth(self.leaves) != checkpoint.root:
+            raise MirrorError(f"the entries' tree is not the checkpoint's ({checkpoint.size})")
+        if range_hash(0, checkpoint.size, lookup) != checkpoint.root:
+            raise MirrorError(f"the tiles' root is not the checkpoint's ({checkpoint.size})")
+        if previous is not None and previous.size > 0:
+            proof = consistency_proof(previous.size, checkpoint.size, lookup)
+            if not verify_consistency(
+                previous.size, checkpoint.size, previous.root, checkpoint.root, proof
+            ):
+                raise MirrorError(f"{checkpoint.size} does not extend {previous.size}")
+            self.consistency_checked += 1
+        for index, leaf in enumerate(self.leaves):
+            proof = inclusion_proof(index, checkpoint.size, lookup)
+            if not verify_inclusion(index, checkpoint.size, leaf, proof, checkpoint.root):
+                raise MirrorError(f"leaf {index} is not in the tree of {checkpoint.size}")
+        self.inclusion_checked += len(self.leaves)
+        self.checkpoints.append(checkpoint)
+        return checkpoint
+
+    def _fetch(self, size: int) -> None:
+        """The tiles and bundles of the tree of ``size`` leaves that are not held yet."""
+        for tile in tiles_of(size):
+            hashes = self._tile(tile)
+            if tile.level > 0:  # each hash: the tree hash of a full tile below
+                for i, digest in enumerate(hashes):
+                    below = self.tiles.get((tile.level - 1, tile.index * WIDTH + i))
+                    if below is None or len(below) != WIDTH or mth(below) != digest:
+                        raise MirrorError(f"{tile.path}: hash {i} is not its tile's tree hash")
+        for bundle in tiles_of(size, entries=True):
+            first = bundle.index * WIDTH
+            if len(self.entries) >= first + bundle.width:
+                continue
+            data, cache = self.get(bundle.path)
+            entries = decode_bundle(data)
+            if len(entries) != bundle.width:
+                raise MirrorError(f"{bundle.path} holds {len(entries)} entries")
+            held = self.entries[first:]
+            if entries[: len(held)] != held:
+                raise MirrorError(f"{bundle.path} changed entries served before")
+            self._immutable(bundle, cache)
+            leaves = [hashlib.sha256(b"\x00" + entry).digest() for entry in entries]
+            if leaves != self.tiles[(0, bundle.index)][: bundle.width]:
+                raise MirrorError(f"{bundle.path}: an entry does not hash to its leaf")
+            del self.entries[first:], self.leaves[first:]
+            self.entries += entries
+            self.leaves += leaves
+
+    def _tile(self, tile: Tile) -> list[bytes]:
+        held = self.tiles.get((tile.level, tile.index), [])
+        if len(held) >= tile.width:
+            return held[: tile.width]
+        data, cache = self.get(tile.path)
+        hashes = hashes_of(data, tile)
+        if hashes[: len(held)] != held:
+            raise MirrorError(f"{tile.path} changed hashes served before")
+        self._immutable(tile, cache)
+        self.tiles[(tile.level, tile.index)] = hashes
+        return hashes
+
+    @staticmethod
+    def _immutable(tile: Tile, cache: str) -> None:
+        if cache != IMMUTABLE:
+            raise MirrorError(f"{tile.path} is served with Cache-Control {cache!r}")
+
+    def _lookup(self) -> _Lookup:
+        return _Lookup(self.tiles)
+
+
+@dataclass
+class _Lookup:
+    """Perfect subtrees' hashes folded from the tiles held (each once)."""
+
+    tiles: dict[tuple[int, int], list[bytes]]
+    known: dict[Node, bytes] = field(default_factory=dict)
+
+    def __call__(self, node: Node) -> bytes:
+        found = self.known.get(node)
+        if found is None:
+            found = self.known[node] = node_from_tiles(node, self._hashes)
+        return found
+
+    def _hashes(self, tile: Tile) -> list[bytes]:
+        if tile.level == ENTRIES:
+            raise MirrorError("bundles hold no hashes")
+        return self.tiles.get((tile.level, tile.index), [])
