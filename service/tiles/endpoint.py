@@ -8,7 +8,8 @@ below the address's root, read-only (GET and HEAD), on a port of its own
 - Tiles and bundles: ``application/octet-stream``, immutable (``Cache-Control: public,
   max-age=31536000, immutable``), only within the latest checkpoint's tree (``404`` beyond it:
   not yet, so not cached long); a path not spelt as the specification says is ``400``. A bundle
-  is gzip-compressed for a client that accepts it.
+  is gzip-compressed for a client that accepts it, and ``404`` too while one of its events
+  holds what is still hidden (``service.transparency.disclosure``).
 - Its listener opens before the store (a taken port is refused first); it answers ``503``
   until ``attach`` gives it the log, and again after ``detach``.
 
@@ -22,7 +23,7 @@ import structlog
 
 from domain.tlog.tiles import ENTRIES, TilePathError, parse_path
 from service.http_server import Answer, HttpServer, Request
-from service.transparency.tiles import TileMismatch, TileReader
+from service.transparency.tiles import TileMismatch, TileReader, Withheld
 
 log = structlog.get_logger("thirteen.tiles")
 WORKERS = 2  # threads that read tiles from the store at once
@@ -60,6 +61,8 @@ class TilesEndpoint(HttpServer):
             )
         try:
             return self._answer(reader, request)
+        except Withheld as error:  # a hand of a round in progress: not yet
+            return _text("404 Not Found", str(error), ("Retry-After", "5"))
         except TileMismatch as error:
             log.error("tiles_mismatch", reason=str(error))
             return _text("500 Internal Server Error", "the stored log does not add up")

@@ -7,7 +7,9 @@ stored tree, for ``service.tiles`` to serve over HTTP.
 - **Entry bundles** hold each leaf's data (``domain.tlog.evidence.leaf_data``: the event's
   canonical form, the bytes its chain link hashes), read from the event log from the position of
   the bundle's first leaf; each entry is checked to hash to its level-0 tile's hash before it is
-  served (``TileMismatch`` otherwise: the store's events and tree disagree).
+  served (``TileMismatch`` otherwise: the store's events and tree disagree), and a bundle is
+  ``Withheld`` while one of its events tells what is still hidden (a hand of a round in
+  progress: ``service.transparency.disclosure``); its tile is served meanwhile.
 - **Only what a signed checkpoint covers** is served: a tile whose last hash lies beyond the
   latest checkpoint's tree is ``None`` (and nothing of it is read). Once served a tile never
   changes (a partial one of a width neither), so tiles are kept in a cache bounded by entries and
@@ -28,6 +30,7 @@ from domain.tlog.merkle import leaf_hash
 from domain.tlog.tiles import ENTRIES, Tile, encode_bundle
 from service.bounded import Bounded
 from service.evidence import record_of
+from service.transparency.disclosure import Disclosure
 from service.transparency.reader import LogReader
 
 CACHED_TILES = 4096  # tiles and bundles kept, at most
@@ -40,12 +43,17 @@ class TileMismatch(Exception):
     """An entry read from the event log does not hash to the tree's leaf: never served."""
 
 
+class Withheld(Exception):
+    """An entry bundle not served yet: the message says why."""
+
+
 class TileReader:
     """``log``'s tiles, entry bundles and latest checkpoint, read from its store."""
 
     def __init__(self, log: LogReader, clock: Callable[[], float] = time.monotonic) -> None:
         self.log = log
         self.clock = clock
+        self.disclosure = Disclosure(log.app)
         self._cache: Bounded[tuple[Tile, bool], bytes] = Bounded(
             CACHED_TILES, CACHED_TILE_BYTES, lambda data: len(data) + TILE_OVERHEAD
         )
@@ -109,7 +117,8 @@ class TileReader:
         store = self.log.store
         hashes = store.run(0, first, count)
         read = self.log.app.recorder.select_notifications(start=store.position(first), limit=count)
-        entries = [leaf_data(record_of(n.id, n)) for n in read]
+        records = [record_of(n.id, n) for n in read]
+        entries = [leaf_data(record) for record in records]
         if len(entries) != count:
             raise TileMismatch(f"{tile.path}: the event log holds {len(entries)} of its events")
         for offset, (entry, expected) in enumerate(zip(entries, hashes, strict=True)):
@@ -117,4 +126,7 @@ class TileReader:
                 raise TileMismatch(
                     f"{tile.path}: the event of leaf {first + offset} does not hash to its leaf"
                 )
+        withheld = self.disclosure.withheld(records)
+        if withheld is not None:
+            raise Withheld(f"{tile.path} is withheld for now: {withheld}")
         return encode_bundle(entries)

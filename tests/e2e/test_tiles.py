@@ -23,7 +23,15 @@ from domain.tlog.note import Verifier
 from domain.tlog.tiles import WIDTH, Tile, decode_bundle
 from service._generated.thirteen.v1 import transparency_pb2
 from service.transparency.keys import read_signer
-from tests.e2e.helpers import seated_table, showdowns, wait_until
+from tests.e2e.helpers import (
+    arrange_well,
+    deal,
+    hands_of,
+    reveal,
+    seated_table,
+    showdowns,
+    wait_until,
+)
 from tests.support.serve_process import ServeProcess
 from tests.support.tiles_mirror import IMMUTABLE, TilesMirror
 from tests.support.tlog import Witness
@@ -112,10 +120,14 @@ def test_a_tiles_only_mirror_verifies_every_leaf_and_checkpoint_of_a_log_written
     assert not failures, failures
     stored = caught_up(process, mirror).size
 
-    print(f"{stored} events, {len(mirror.checkpoints)} checkpoints, {mirror.requests} requests")
+    print(
+        f"{stored} events, {len(mirror.checkpoints)} checkpoints, {mirror.requests} requests, "
+        f"{mirror.withheld} bundles withheld for a while"
+    )
     sizes = [checkpoint.size for checkpoint in mirror.checkpoints]
     assert len(sizes) >= 4 and sizes == sorted(set(sizes)), sizes  # polled while it grew
     assert mirror.consistency_checked == len(sizes) - 1
+    assert mirror.missing() == 0  # every round is over: every entry served, and checked
     assert len(mirror.entries) == len(mirror.leaves) == stored > 10 * WIDTH
     # Each entry is an event's canonical form (the bytes its chain link hashes), each event once.
     events = [json.loads(entry) for entry in mirror.entries]
@@ -123,7 +135,7 @@ def test_a_tiles_only_mirror_verifies_every_leaf_and_checkpoint_of_a_log_written
     assert len({(e["stream"], e["version"]) for e in events}) == stored
     assert not any("chain" in e["state"] for e in events)
     # Served again from the cache, a full tile is the same bytes.
-    assert mirror.get(Tile(0, 1).path)[0] == b"".join(mirror.tiles[(0, 1)])
+    assert mirror.fetched(Tile(0, 1).path)[0] == b"".join(mirror.tiles[(0, 1)])
 
 
 def test_the_checkpoint_is_get_checkpoints_with_its_cosignatures(
@@ -173,6 +185,35 @@ def test_tiles_beyond_the_checkpoint_are_404_and_bundles_are_gzipped_on_request(
     )
     assert decode_bundle(gzip.decompress(body)) == mirror.entries[:size]
     assert fetch(f"{base}/tile/entries/000.p/{size}")[2] == gzip.decompress(body)
+
+
+def test_r10_4_a_bundle_holding_a_round_in_progress_is_withheld_until_the_round_is_over(
+    served: tuple[ServeProcess, str],
+) -> None:
+    """R10.4, R12.1: a deal's event holds every hand; the bundle that holds it is not served
+    while the round is in progress (its leaf hashes are), and is once it is over."""
+    process, base = served
+    seated_table(process, "t1", {"ann": 5000, "bo": 5000})
+    dealt = deal(process, "t1")
+    mirror = TilesMirror(base, log_key(process))
+    size = caught_up(process, mirror).size
+    status, _, body = fetch(f"{base}/tile/entries/000.p/{size}")
+    assert status == 404 and b"withheld" in body and dealt.round_id.encode() not in body
+    assert fetch(f"{base}/tile/0/000.p/{size}")[0] == 200
+    assert mirror.missing() == size and mirror.withheld >= 1
+    hands = [card for hand in hands_of(dealt).values() for card in hand]
+    arrange_well(process, dealt)
+    reveal(process, dealt.round_id)
+    caught_up(process, mirror)
+    assert mirror.missing() == 0
+    dealt_event = next(
+        json.loads(e)
+        for e in mirror.entries
+        if json.loads(e)["version"] == 1 and json.loads(e)["topic"].endswith("Round.Dealt")
+    )
+    assert sorted(c for hand in dealt_event["state"]["hands"].values() for c in hand) == sorted(
+        hands
+    )
 
 
 HOSTILE = [

@@ -6,7 +6,10 @@ Each ``poll`` verifies the checkpoint's signature, fetches the tiles and entry b
 needs that it does not hold yet (a tile it holds narrower must come back with the same hashes
 first), and checks:
 
-- every entry hashes (SHA-256(0x00 ‖ entry), computed here) to its level-0 tile's hash;
+- every entry hashes (SHA-256(0x00 ‖ entry), computed here) to its level-0 tile's hash (a
+  bundle the log withholds for now, ``404`` while a round of it is in progress, is fetched at a
+  later poll: meanwhile its leaves are checked from the level-0 tile, as the specification lets
+  a client that tails a log do);
 - every hash of a tile above level 0 is the tree hash of the full tile below it;
 - the tree hash of all the leaves, computed here from the RFC 6962 definition, is the
   checkpoint's root, as is the root folded from the tiles;
@@ -68,21 +71,43 @@ class TilesMirror:
     base: str
     key: Verifier
     checkpoints: list[Checkpoint] = field(default_factory=list)  # each one verified, in order
-    entries: list[bytes] = field(default_factory=list)
-    leaves: list[bytes] = field(default_factory=list)  # hashed here from the entries
+    bundles: dict[int, list[bytes]] = field(default_factory=dict)  # entries, the widest held
+    leaves: list[bytes] = field(default_factory=list)  # of the level-0 tiles
     tiles: dict[tuple[int, int], list[bytes]] = field(default_factory=dict)  # the widest held
     requests: int = 0
+    withheld: int = 0  # bundles answered 404 (withheld for now) within a checkpoint
     consistency_checked: int = 0
     inclusion_checked: int = 0
 
-    def get(self, path: str) -> tuple[bytes, str]:
-        """The body and ``Cache-Control`` of ``path``; ``MirrorError`` unless it is 200."""
+    def get(self, path: str, *, withheld: bool = False) -> tuple[bytes, str] | None:
+        """The body and ``Cache-Control`` of ``path``; ``MirrorError`` unless it is 200 (or,
+        with ``withheld``, a 404 saying so: then None)."""
         self.requests += 1
         try:
             with urllib.request.urlopen(f"{self.base}/{path}", timeout=30) as answer:
                 return answer.read(), answer.headers.get("Cache-Control", "")
         except urllib.error.HTTPError as error:
-            raise MirrorError(f"{path}: HTTP {error.code} {error.read()[:200]!r}") from None
+            body = error.read()
+            if withheld and error.code == 404 and b"withheld" in body:
+                return None
+            raise MirrorError(f"{path}: HTTP {error.code} {body[:200]!r}") from None
+
+    def fetched(self, path: str) -> tuple[bytes, str]:
+        found = self.get(path)
+        assert found is not None
+        return found
+
+    @property
+    def entries(self) -> list[bytes]:
+        """Every entry held, in leaf order (while none is missing before them)."""
+        held: list[bytes] = []
+        for index in range(len(self.bundles)):
+            held += self.bundles.get(index, [])
+        return held
+
+    def missing(self) -> int:
+        """Leaves of the latest checkpoint whose entry is not held (yet)."""
+        return self.size - sum(len(entries) for entries in self.bundles.values())
 
     @property
     def size(self) -> int:
@@ -90,7 +115,7 @@ class TilesMirror:
 
     def poll(self) -> Checkpoint:
         """Read the latest checkpoint and check it, and the log up to it, as the module says."""
-        text, _ = self.get("checkpoint")
+        text, _ = self.fetched("checkpoint")
         checkpoint = open_checkpoint(text.decode(), self.key)
         previous = self.checkpoints[-1] if self.checkpoints else None
         if previous is not None and checkpoint.size < previous.size:
@@ -102,7 +127,7 @@ class TilesMirror:
         self._fetch(checkpoint.size)
         lookup = self._lookup()
         if mth(self.leaves) != checkpoint.root:
-            raise MirrorError(f"the entries' tree is not the checkpoint's ({checkpoint.size})")
+            raise MirrorError(f"the leaves' tree is not the checkpoint's ({checkpoint.size})")
         if range_hash(0, checkpoint.size, lookup) != checkpoint.root:
             raise MirrorError(f"the tiles' root is not the checkpoint's ({checkpoint.size})")
         if previous is not None and previous.size > 0:
@@ -129,30 +154,31 @@ class TilesMirror:
                     below = self.tiles.get((tile.level - 1, tile.index * WIDTH + i))
                     if below is None or len(below) != WIDTH or mth(below) != digest:
                         raise MirrorError(f"{tile.path}: hash {i} is not its tile's tree hash")
+        self.leaves = [h for t in tiles_of(size) if t.level == 0 for h in self._tile(t)]
         for bundle in tiles_of(size, entries=True):
-            first = bundle.index * WIDTH
-            if len(self.entries) >= first + bundle.width:
+            held = self.bundles.get(bundle.index, [])
+            if len(held) >= bundle.width:
                 continue
-            data, cache = self.get(bundle.path)
-            entries = decode_bundle(data)
+            found = self.get(bundle.path, withheld=True)
+            if found is None:
+                self.withheld += 1
+                continue
+            entries = decode_bundle(found[0])
             if len(entries) != bundle.width:
                 raise MirrorError(f"{bundle.path} holds {len(entries)} entries")
-            held = self.entries[first:]
             if entries[: len(held)] != held:
                 raise MirrorError(f"{bundle.path} changed entries served before")
-            self._immutable(bundle, cache)
+            self._immutable(bundle, found[1])
             leaves = [hashlib.sha256(b"\x00" + entry).digest() for entry in entries]
             if leaves != self.tiles[(0, bundle.index)][: bundle.width]:
                 raise MirrorError(f"{bundle.path}: an entry does not hash to its leaf")
-            del self.entries[first:], self.leaves[first:]
-            self.entries += entries
-            self.leaves += leaves
+            self.bundles[bundle.index] = entries
 
     def _tile(self, tile: Tile) -> list[bytes]:
         held = self.tiles.get((tile.level, tile.index), [])
         if len(held) >= tile.width:
             return held[: tile.width]
-        data, cache = self.get(tile.path)
+        data, cache = self.fetched(tile.path)
         hashes = hashes_of(data, tile)
         if hashes[: len(held)] != held:
             raise MirrorError(f"{tile.path} changed hashes served before")
