@@ -63,9 +63,9 @@ class TilesEndpoint(HttpServer):
             return self._answer(reader, request)
         except Withheld as error:  # a hand of a round in progress: not yet
             return _text("404 Not Found", str(error), ("Retry-After", "5"))
-        except TileMismatch as error:
-            log.error("tiles_mismatch", reason=str(error))
-            return _text("500 Internal Server Error", "the stored log does not add up")
+        except (TileMismatch, ValueError) as error:  # or an entry too long for a bundle
+            log.error("tiles_unservable", path=request.path, reason=str(error))
+            return _text("500 Internal Server Error", "the stored log cannot be served there")
         except Exception as error:  # the store did not answer: a cut session, a timeout
             log.warning("tiles_unavailable", path=request.path, cause=repr(error))
             return _text(

@@ -122,7 +122,8 @@ def test_a_tiles_only_mirror_verifies_every_leaf_and_checkpoint_of_a_log_written
 
     print(
         f"{stored} events, {len(mirror.checkpoints)} checkpoints, {mirror.requests} requests, "
-        f"{mirror.withheld} bundles withheld for a while"
+        f"{mirror.withheld} bundles withheld for a while, "
+        f"largest entry {max(map(len, mirror.entries))} bytes"
     )
     sizes = [checkpoint.size for checkpoint in mirror.checkpoints]
     assert len(sizes) >= 4 and sizes == sorted(set(sizes)), sizes  # polled while it grew
