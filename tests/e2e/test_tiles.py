@@ -32,6 +32,7 @@ from tests.e2e.helpers import (
     showdowns,
     wait_until,
 )
+from tests.e2e.test_metrics import half_requests
 from tests.support.serve_process import ServeProcess
 from tests.support.tiles_mirror import IMMUTABLE, TilesMirror
 from tests.support.tlog import Witness
@@ -215,6 +216,46 @@ def test_r10_4_a_bundle_holding_a_round_in_progress_is_withheld_until_the_round_
     assert sorted(c for hand in dealt_event["state"]["hands"].values() for c in hand) == sorted(
         hands
     )
+
+
+def test_idle_connections_and_a_flood_of_tile_requests_leave_tiles_and_grpc_answered(
+    served: tuple[ServeProcess, str],
+) -> None:
+    """200 connections holding half a request open, and four clients asking for uncached
+    partial bundles and tiles as fast as they can: every other request is still answered, and
+    rounds are still played over gRPC meanwhile (the tiles are read on threads of their own)."""
+    process, base = served
+    seated_table(process, "t1", {"ann": 500_000, "bo": 500_000})
+    showdowns(process, "t1", 3)
+    mirror = TilesMirror(base, log_key(process))
+    size = caught_up(process, mirror).size
+    idle = half_requests(base.removeprefix("http://"), 200)
+    stop = threading.Event()
+    answered: list[int] = []
+
+    def flood(kind: str) -> None:
+        width = 0
+        while not stop.is_set():
+            width = width % (size - 1) + 1  # a new width each time: nothing cached for long
+            answered.append(fetch(f"{base}/tile/{kind}/000.p/{width}")[0])
+
+    flooding = [threading.Thread(target=flood, args=(k,)) for k in ("entries", "0") * 2]
+    for thread in flooding:
+        thread.start()
+    try:
+        started = time.monotonic()
+        showdowns(process, "t1", 5)
+        played = time.monotonic() - started
+        assert mirror.poll().size >= size
+    finally:
+        stop.set()
+        for thread in flooding:
+            thread.join()
+        for connection in idle:
+            connection.close()
+    print(f"5 rounds in {played:.2f} s beside {len(answered)} tile and bundle requests")
+    assert played < 30, played
+    assert len(answered) > 50 and set(answered) == {200}, set(answered)
 
 
 HOSTILE = [
