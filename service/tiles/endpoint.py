@@ -29,7 +29,9 @@ log = structlog.get_logger("thirteen.tiles")
 WORKERS = 2  # threads that read tiles from the store at once
 IMMUTABLE = "public, max-age=31536000, immutable"
 SHORT = "no-cache"  # the checkpoint, and what may exist later
-COMMON = [("Access-Control-Allow-Origin", "*"), ("X-Content-Type-Options", "nosniff")]
+# No Access-Control-Allow-Origin: a page in the browser of someone who reaches a private
+# endpoint must not read its bundles for a site elsewhere.
+COMMON = [("X-Content-Type-Options", "nosniff")]
 
 
 def _text(status: str, message: str, *extra: tuple[str, str]) -> Answer:
