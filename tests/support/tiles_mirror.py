@@ -17,26 +17,22 @@ first), and checks:
   new tree's tiles, verified against the old root);
 - every leaf's inclusion proof, computed from the tiles, verifies against the root.
 
-A failed check raises ``MirrorError``.
+Every check is the tests' own, written from the specifications and sharing no code with the
+service (``tests.support.tlog``): the signature, the leaf of each entry's event, tree hashes,
+inclusion and consistency; only the proofs are assembled from the tiles with the service's
+``domain.tlog.merkle`` and ``domain.tlog.tiles`` (a wrong proof fails the check). A failed check
+raises ``MirrorError``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
-from domain.tlog.checkpoint import Checkpoint, open_checkpoint
-from domain.tlog.merkle import (
-    Node,
-    consistency_proof,
-    inclusion_proof,
-    range_hash,
-    verify_consistency,
-    verify_inclusion,
-)
-from domain.tlog.note import Verifier
+from domain.tlog.merkle import Node, consistency_proof, inclusion_proof, range_hash
 from domain.tlog.tiles import (
     ENTRIES,
     WIDTH,
@@ -46,6 +42,7 @@ from domain.tlog.tiles import (
     node_from_tiles,
     tiles_of,
 )
+from tests.support.tlog import Head, consistent, leaf_of, root_from_inclusion, signed_by, tree_hash
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -54,23 +51,13 @@ class MirrorError(AssertionError):
     """What the log served does not check out."""
 
 
-def mth(hashes: list[bytes]) -> bytes:
-    """RFC 6962 §2.1's Merkle Tree Hash of leaf hashes, written here from the definition."""
-    if len(hashes) == 1:
-        return hashes[0]
-    k = 1
-    while k * 2 < len(hashes):
-        k *= 2
-    return hashlib.sha256(b"\x01" + mth(hashes[:k]) + mth(hashes[k:])).digest()
-
-
 @dataclass
 class TilesMirror:
-    """A copy of the log at ``base`` (``http://HOST:PORT``), checked with ``key``."""
+    """A copy of the log at ``base`` (``http://HOST:PORT``), checked with ``key`` (a vkey)."""
 
     base: str
-    key: Verifier
-    checkpoints: list[Checkpoint] = field(default_factory=list)  # each one verified, in order
+    key: str
+    checkpoints: list[Head] = field(default_factory=list)  # each one verified, in order
     bundles: dict[int, list[bytes]] = field(default_factory=dict)  # entries, the widest held
     leaves: list[bytes] = field(default_factory=list)  # of the level-0 tiles
     tiles: dict[tuple[int, int], list[bytes]] = field(default_factory=dict)  # the widest held
@@ -113,10 +100,13 @@ class TilesMirror:
     def size(self) -> int:
         return self.checkpoints[-1].size if self.checkpoints else 0
 
-    def poll(self) -> Checkpoint:
+    def poll(self) -> Head:
         """Read the latest checkpoint and check it, and the log up to it, as the module says."""
         text, _ = self.fetched("checkpoint")
-        checkpoint = open_checkpoint(text.decode(), self.key)
+        try:
+            checkpoint = signed_by(text.decode(), self.key)
+        except (AssertionError, ValueError) as error:
+            raise MirrorError(f"the checkpoint does not verify: {error}") from None
         previous = self.checkpoints[-1] if self.checkpoints else None
         if previous is not None and checkpoint.size < previous.size:
             raise MirrorError(f"rolled back from {previous.size} to {checkpoint.size} leaves")
@@ -126,20 +116,20 @@ class TilesMirror:
             return checkpoint
         self._fetch(checkpoint.size)
         lookup = self._lookup()
-        if mth(self.leaves) != checkpoint.root:
+        if tree_hash(self.leaves) != checkpoint.root:
             raise MirrorError(f"the leaves' tree is not the checkpoint's ({checkpoint.size})")
         if range_hash(0, checkpoint.size, lookup) != checkpoint.root:
             raise MirrorError(f"the tiles' root is not the checkpoint's ({checkpoint.size})")
         if previous is not None and previous.size > 0:
             proof = consistency_proof(previous.size, checkpoint.size, lookup)
-            if not verify_consistency(
+            if not consistent(
                 previous.size, checkpoint.size, previous.root, checkpoint.root, proof
             ):
                 raise MirrorError(f"{checkpoint.size} does not extend {previous.size}")
             self.consistency_checked += 1
         for index, leaf in enumerate(self.leaves):
             proof = inclusion_proof(index, checkpoint.size, lookup)
-            if not verify_inclusion(index, checkpoint.size, leaf, proof, checkpoint.root):
+            if root_from_inclusion(index, checkpoint.size, leaf, proof) != checkpoint.root:
                 raise MirrorError(f"leaf {index} is not in the tree of {checkpoint.size}")
         self.inclusion_checked += len(self.leaves)
         self.checkpoints.append(checkpoint)
@@ -152,7 +142,7 @@ class TilesMirror:
             if tile.level > 0:  # each hash: the tree hash of a full tile below
                 for i, digest in enumerate(hashes):
                     below = self.tiles.get((tile.level - 1, tile.index * WIDTH + i))
-                    if below is None or len(below) != WIDTH or mth(below) != digest:
+                    if below is None or len(below) != WIDTH or tree_hash(below) != digest:
                         raise MirrorError(f"{tile.path}: hash {i} is not its tile's tree hash")
         self.leaves = [h for t in tiles_of(size) if t.level == 0 for h in self._tile(t)]
         for bundle in tiles_of(size, entries=True):
@@ -172,6 +162,9 @@ class TilesMirror:
             leaves = [hashlib.sha256(b"\x00" + entry).digest() for entry in entries]
             if leaves != self.tiles[(0, bundle.index)][: bundle.width]:
                 raise MirrorError(f"{bundle.path}: an entry does not hash to its leaf")
+            events = [json.loads(entry) for entry in entries]
+            if [leaf_of(event) for event in events] != leaves:
+                raise MirrorError(f"{bundle.path}: an entry is not its event's canonical form")
             self.bundles[bundle.index] = entries
 
     def _tile(self, tile: Tile) -> list[bytes]:
