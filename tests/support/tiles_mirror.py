@@ -114,7 +114,7 @@ class TilesMirror:
             if checkpoint.root != previous.root:
                 raise MirrorError(f"two roots for the tree of {checkpoint.size} leaves")
             return checkpoint
-        self._fetch(checkpoint.size)
+        self._fetch_tiles(checkpoint.size)  # the tree first: then the entries against it
         lookup = self._lookup()
         if tree_hash(self.leaves) != checkpoint.root:
             raise MirrorError(f"the leaves' tree is not the checkpoint's ({checkpoint.size})")
@@ -132,11 +132,12 @@ class TilesMirror:
             if root_from_inclusion(index, checkpoint.size, leaf, proof) != checkpoint.root:
                 raise MirrorError(f"leaf {index} is not in the tree of {checkpoint.size}")
         self.inclusion_checked += len(self.leaves)
+        self._fetch_bundles(checkpoint.size)
         self.checkpoints.append(checkpoint)
         return checkpoint
 
-    def _fetch(self, size: int) -> None:
-        """The tiles and bundles of the tree of ``size`` leaves that are not held yet."""
+    def _fetch_tiles(self, size: int) -> None:
+        """The tiles of the tree of ``size`` leaves that are not held yet."""
         for tile in tiles_of(size):
             hashes = self._tile(tile)
             if tile.level > 0:  # each hash: the tree hash of a full tile below
@@ -145,6 +146,10 @@ class TilesMirror:
                     if below is None or len(below) != WIDTH or tree_hash(below) != digest:
                         raise MirrorError(f"{tile.path}: hash {i} is not its tile's tree hash")
         self.leaves = [h for t in tiles_of(size) if t.level == 0 for h in self._tile(t)]
+
+    def _fetch_bundles(self, size: int) -> None:
+        """The entry bundles of the tree of ``size`` leaves not held yet, each entry checked
+        against its leaf in the tiles."""
         for bundle in tiles_of(size, entries=True):
             held = self.bundles.get(bundle.index, [])
             if len(held) >= bundle.width:
