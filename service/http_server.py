@@ -117,7 +117,7 @@ def encode(answer: Answer, method: str) -> bytes:
 BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
-class _Tally:
+class Tally:
     """A warning counted and logged at most once per ``LOG_INTERVAL`` seconds, with the count
     since the last line: a client that opens connections by the thousand floods no log."""
 
@@ -140,8 +140,8 @@ class _Connections:
 
     def __init__(self, name: str, failed: str) -> None:
         self.waiting: dict[asyncio.StreamWriter, None] = {}
-        self.dropped = _Tally(f"{name}_connections_dropped")
-        self.failed = _Tally(f"{name}_{failed}")
+        self.dropped = Tally(f"{name}_connections_dropped")
+        self.failed = Tally(f"{name}_{failed}")
 
     def arrived(self, writer: asyncio.StreamWriter) -> None:
         self.waiting[writer] = None

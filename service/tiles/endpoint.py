@@ -22,7 +22,7 @@ from __future__ import annotations
 import structlog
 
 from domain.tlog.tiles import ENTRIES, TilePathError, parse_path
-from service.http_server import Answer, HttpServer, Request
+from service.http_server import Answer, HttpServer, Request, Tally
 from service.transparency.tiles import TileMismatch, TileReader, Withheld
 
 log = structlog.get_logger("thirteen.tiles")
@@ -44,6 +44,7 @@ class TilesEndpoint(HttpServer):
 
     def __init__(self, address: str) -> None:
         self.reader: TileReader | None = None
+        self._unavailable = Tally("tiles_unavailable")  # a store down: a line now and then
         super().__init__(self.handle, address, name="tiles", workers=WORKERS)
 
     def attach(self, reader: TileReader) -> None:
@@ -69,7 +70,7 @@ class TilesEndpoint(HttpServer):
             log.error("tiles_unservable", path=request.path, reason=str(error))
             return _text("500 Internal Server Error", "the stored log cannot be served there")
         except Exception as error:  # the store did not answer: a cut session, a timeout
-            log.warning("tiles_unavailable", path=request.path, cause=repr(error))
+            self._unavailable.add(path=request.path, cause=repr(error))
             return _text(
                 "503 Service Unavailable", "the store did not answer", ("Retry-After", "1")
             )
