@@ -45,6 +45,14 @@ def _node(left: bytes, right: bytes) -> bytes:
     return sha256(b"\x01" + left + right)
 
 
+def tree_hash(leaves: Sequence[bytes]) -> bytes:
+    """MTH(D[n]) of these leaf hashes (n ≥ 1), by the RFC's recursion."""
+    if len(leaves) == 1:
+        return leaves[0]
+    k = _k(len(leaves))
+    return _node(tree_hash(leaves[:k]), tree_hash(leaves[k:]))
+
+
 def root_from_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes | None:
     """The root PATH(index, D[size]) leads to from ``leaf``; None if the proof has the wrong
     shape."""
