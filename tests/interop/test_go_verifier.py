@@ -13,6 +13,7 @@ root itself; one byte of ours that differs fails it, and a few changed bytes sho
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import random
 import shutil
@@ -24,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from domain.tlog.evidence import leaf_data
 from service._generated.thirteen.v1 import audit_pb2, transparency_pb2
@@ -70,7 +70,7 @@ def write_log(server: Serve, rounds: list[str]) -> None:
             seated_table(server, f"table-{table}", players)
             while server.stored_events() < EVENTS and not errors:
                 rounds.append(play_round(server, f"table-{table}"))
-        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+        except BaseException as error:  # handed to the test's thread
             errors.append(error)
 
     threads = [threading.Thread(target=play, args=(table,)) for table in range(TABLES)]
@@ -133,7 +133,7 @@ def consistency_proofs(server: Serve, taken: Taken, sizes: list[int], rng: rando
     """``GetConsistencyProof`` between consecutive signed trees, random pairs of them, and
     sizes at powers of two and at random up to the latest."""
     latest = sizes[-1]
-    pairs = set(zip(sizes, sizes[1:], strict=False))
+    pairs = set(itertools.pairwise(sizes))
     for _ in range(40):
         old, new = sorted(rng.sample(sizes, 2))
         pairs.add((old, new))
@@ -211,7 +211,8 @@ def test_go_reference_code_verifies_our_notes_tree_proofs_and_cosignature(
     log_pub = keys(tmp_path / "log", "--name", "thirteen.test/log")
     witness_pub = keys(tmp_path / "w", "--witness", "--name", "witness.test/w1")
     setup = Setup(tmp_path, log_pub, witness_pub, store)
-    taken, rounds, rng = Taken(), [], random.Random(SEED)
+    taken, rng = Taken(), random.Random(SEED)
+    rounds: list[str] = []
     server = setup.serve()
     try:
         done = threading.Event()
