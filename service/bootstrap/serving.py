@@ -1,7 +1,8 @@
 """A serving process (``thirteen serve``): ``start`` assembles the gRPC server with every
 servicer and interceptor, health and reflection (``service.rpc.server.create_server``), and
-beside it the log follower, the deadline sweeper, the views' projector, the transparency log
-and the metrics; ``serve_forever`` is ``start``, then a graceful stop on SIGTERM or SIGINT.
+beside it the log follower, the deadline sweeper, the views' projector, the transparency log,
+the metrics and the log's tiles (``service.tiles``); ``serve_forever`` is ``start``, then a
+graceful stop on SIGTERM or SIGINT.
 
 With ``background="worker"`` the projector and the log's appender and signer run in a
 ``thirteen worker`` instead (``service.bootstrap.working``): this process keeps neither, reads
@@ -49,9 +50,11 @@ from service.security.policy import Policy
 from service.sweeper import SWEEPER_TOPICS, DeadlineSweeper
 from service.transparency.log import TransparencyLog
 from service.transparency.options import LogOptions
+from service.transparency.tiles import TileReader
 
 if TYPE_CHECKING:
     from service.metrics import Metrics
+    from service.tiles import TilesEndpoint
     from service.tracing.spans import Tracing
 
 log = structlog.get_logger("thirteen.server")
@@ -80,6 +83,7 @@ class Running:
     peers: Peers | None = None  # with replicas: who owns which table
     transparency: TransparencyLog | None = None
     metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
+    tiles: TilesEndpoint | None = None  # the log's tiles over HTTP, closed with the server
     tracing: Tracing | None = None  # its spans are sent, and it stops, with the server
 
     def start_beside(self) -> None:
@@ -104,6 +108,8 @@ class Running:
             await self.peers.stop()
         if self.metrics is not None:
             self.metrics.close()
+        if self.tiles is not None:
+            self.tiles.close()
         self.sweeper.stop()
         self.follower.stop()
         self.projector.stop()
@@ -135,6 +141,7 @@ async def start(
     routing: Routing | None = None,
     max_in_flight: int = MAX_IN_FLIGHT,
     tracing: Tracing | None = None,
+    tiles: TilesEndpoint | None = None,
 ) -> Running:
     """Serve ``app`` on ``address`` (port 0 picks a free port) and return the running server:
     over TLS with ``credentials`` (``service.security.tls``), else plaintext; ``policy`` grants
@@ -147,7 +154,8 @@ async def start(
     which the commands of the tables they own are passed (``service.routing``; default: every
     call is served here). Past ``max_in_flight`` unary calls at once, a call is answered
     RESOURCE_EXHAUSTED (``service.rpc.admission``). ``tracing`` (``service.tracing``) makes
-    the spans of each call, and stops with the server."""
+    the spans of each call, and stops with the server; ``tiles`` serves the log's tiles
+    (``service.tiles``), and closes with it."""
     if background not in BACKGROUNDS:
         raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
     elsewhere = background == WORKER
@@ -175,6 +183,9 @@ async def start(
             lock.release()
         raise
     running.serving_lock = lock
+    if tiles is not None and running.transparency is not None:
+        tiles.attach(TileReader(running.transparency))
+    running.tiles = tiles
     return running
 
 
@@ -365,10 +376,11 @@ async def serve_forever(
     routing: Routing | None = None,
     max_in_flight: int = MAX_IN_FLIGHT,
     tracing: Tracing | None = None,
+    tiles: TilesEndpoint | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully; ``credentials``, ``policy``,
-    ``transparency``, ``metrics``, ``background``, ``routing``, ``max_in_flight`` and
-    ``tracing`` as for ``start``
+    ``transparency``, ``metrics``, ``background``, ``routing``, ``max_in_flight``,
+    ``tracing`` and ``tiles`` as for ``start``
     (``mutual_tls`` only says, in the log, that clients must show a certificate)."""
     policy = policy or Policy.everyone_admin()
     running = await start(
@@ -382,6 +394,7 @@ async def serve_forever(
         routing=routing,
         max_in_flight=max_in_flight,
         tracing=tracing,
+        tiles=tiles,
     )
     host = address.rsplit(":", 1)[0]
     transport = "plaintext" if credentials is None else "mutual TLS" if mutual_tls else "TLS"
@@ -391,6 +404,7 @@ async def serve_forever(
         address=f"{host}:{running.port}",
         transport=transport,
         metrics=metrics_at,
+        tiles=None if tiles is None else f"http://{tiles.address}/",
         background=background,
     )
     if running.peers is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from service.bootstrap.backgrounds import BACKGROUNDS
-from service.entrypoints import replicas, serve_tls
+from service.entrypoints import replicas, serve_tiles, serve_tls
 from service.entrypoints.configuring import log_effective
 from service.entrypoints.options import (
     Commands,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from service.routing.peers import Routing
     from service.security.policy import Policy
     from service.security.tls import ServerTls
+    from service.tiles import TilesEndpoint
     from service.tracing.spans import Tracing
     from service.transparency.options import LogOptions
 
@@ -64,6 +65,7 @@ def register(commands: Commands) -> None:
         help="serve Prometheus metrics over plain HTTP there, at /metrics (default: none; "
         "port 0 picks one)",
     )
+    serve_tiles.register(serve_parser)
     serve_parser.add_argument(
         "--otlp-endpoint",
         type=_otlp_endpoint,
@@ -165,9 +167,16 @@ def serve(args: argparse.Namespace) -> int:
     metrics = listening_metrics(args)  # before the store opens: a taken port changes nothing
     if isinstance(metrics, int):
         return metrics
+    tiles = serve_tiles.listening(args)
+    if isinstance(tiles, int):
+        if metrics is not None:
+            metrics.close()
+        return tiles
     try:
-        return _serve(args, *security, metrics, routing, tracing)
+        return _serve(args, *security, metrics, routing, tracing, tiles)
     finally:
+        if tiles is not None:
+            tiles.close()
         if metrics is not None:
             metrics.close()
         if tracing is not None:
@@ -221,6 +230,7 @@ def _serve(
     metrics: Metrics | None,
     routing: Routing | None,
     tracing: Tracing | None,
+    tiles: TilesEndpoint | None = None,
 ) -> int:
     """``serve`` once its flags are checked: open the store and serve until a signal."""
     import asyncio
@@ -240,7 +250,7 @@ def _serve(
             serve_forever(
                 app,
                 args.address,
-                on_started=lambda running: _banner(args, app, tls, metrics, running.port),
+                on_started=lambda running: _banner(args, app, tls, metrics, running.port, tiles),
                 credentials=tls.credentials if tls is not None else None,
                 mutual_tls=tls is not None and tls.mutual,
                 policy=policy,
@@ -250,6 +260,7 @@ def _serve(
                 routing=routing,
                 max_in_flight=args.max_in_flight,
                 tracing=tracing,
+                tiles=tiles,
             )
         )
     except OSError as error:
@@ -357,6 +368,7 @@ def _banner(
     tls: ServerTls | None,
     metrics: Metrics | None,
     port: int,
+    tiles: TilesEndpoint | None = None,
 ) -> None:
     """What a person starting ``serve`` reads once it serves: where, how, and what to try; and
     the effective configuration, logged."""
@@ -373,3 +385,4 @@ def _banner(
         flush=True,
     )
     say_metrics(metrics)
+    serve_tiles.say(tiles)

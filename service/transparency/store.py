@@ -246,6 +246,17 @@ class TreeStore:
             self._nodes.put((level, index), hashes[0])
         return found
 
+    def run(self, level: int, first: int, count: int) -> list[bytes]:
+        """The stored hashes of the perfect subtrees ``(level, first)`` on, ``count`` of them
+        in order (``level`` a multiple of ``STRIDE``: a tile's, ``domain.tlog.tiles``)."""
+        rows = self._rows(
+            "SELECT hash FROM {p}nodes WHERE level = ? AND idx >= ? AND idx < ? ORDER BY idx",
+            (level, first, first + count),
+        )
+        if len(rows) != count:
+            raise LookupError(f"the tree has {len(rows)} of nodes {first}+{count} of level {level}")
+        return [bytes(row["hash"]) for row in rows]
+
     def leaves(self, size: int) -> dict[int, bytes]:
         """The stored hashes of the first ``size`` leaves, by index (one read: the audit of a
         whole store compares them with the leaves it recomputed)."""

@@ -17,8 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from domain.rules.cards import Card
 from domain.rules.specials import SPLIT_PATTERNS, Special, qualifies
+from service import http_server as endpoint
 from service._generated.thirteen.v1 import table_pb2, transparency_pb2, wallet_pb2
-from service.metrics import Metrics, endpoint
+from service.metrics import Metrics
 from tests.e2e.helpers import (
     PHASE,
     arrange,

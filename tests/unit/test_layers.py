@@ -31,6 +31,7 @@ FLOORS: list[tuple[str, ...]] = [
         "service.small_files",
         "service.seed_keys",
         "service.bounded",
+        "service.http_server",
         "service.eventstore",
     ),
     (  # the application and what reads or keeps the store beside it
@@ -46,6 +47,7 @@ FLOORS: list[tuple[str, ...]] = [
     (
         "service.rpc",
         "service.metrics",
+        "service.tiles",
         "service.tracing",
         "service.web",
         "service.client",
