@@ -3,8 +3,8 @@
 // golang.org/x/mod/sumdb/tlog, and a witness's cosignature (C2SP tlog-cosignature, which x/mod
 // 0.7.0 predates) with crypto/ed25519 directly. Nothing here comes from thirteen.
 //
-// Usage: verifier -dir DIR, where DIR holds what tests/interop/test_go_verifier.py took from a
-// running thirteen serve:
+// Usage: verifier -dir DIR [-tiles URL], where DIR holds what tests/interop/test_go_verifier.py
+// took from a running thirteen serve:
 //
 //	log.pub      the log's public key (a vkey)
 //	log.key      the log's private key (optional): the checkpoint is signed again with it
@@ -12,6 +12,8 @@
 //	checkpoint   the latest signed checkpoint, as GetCheckpoint served it
 //	leaves       every leaf of that tree, in order: "<event position> <base64 leaf data>"
 //	proofs.json  earlier checkpoints, inclusion and consistency proofs as the server gave them
+//
+// and URL is where that server serves the log as C2SP tlog-tiles (tiles.go).
 //
 // It prints one line per check ("ok   ..." or "FAIL ...") and exits with status 1 when any
 // check fails, 2 when its input cannot be read.
@@ -112,9 +114,10 @@ func exists(dir, name string) bool {
 
 func main() {
 	dir := flag.String("dir", "", "the directory the test wrote (see the package comment)")
+	tileURL := flag.String("tiles", "", "where the log is served as C2SP tlog-tiles (optional)")
 	flag.Parse()
 	if *dir == "" || flag.NArg() != 0 {
-		stop("usage: verifier -dir DIR")
+		stop("usage: verifier -dir DIR [-tiles URL]")
 	}
 
 	vkey := strings.TrimSpace(string(read(*dir, "log.pub")))
@@ -165,6 +168,9 @@ func main() {
 
 	if exists(*dir, "witness.pub") {
 		cosigned(opened, strings.TrimSpace(string(read(*dir, "witness.pub"))))
+	}
+	if *tileURL != "" {
+		tiles(*tileURL, verifier, tree, leaves, proofs)
 	}
 	finish()
 }
