@@ -85,6 +85,17 @@ browser-check: setup
 		tests/browser -p no:cacheprovider
 	@echo "thirteen: screenshots in $(SCREENSHOTS)"
 
+# Our transparency log checked by Go's reference code (tests/interop): installs Debian's
+# golang-go and golang-golang-x-mod-dev when missing (as root), then builds the Go verifier
+# offline and runs it against a real server's log; the test must not skip here.
+GO_X_MOD := /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog
+.PHONY: interop-check
+interop-check: setup
+	@command -v go >/dev/null 2>&1 && test -d $(GO_X_MOD) || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \
+			--no-install-recommends golang-go golang-golang-x-mod-dev)
+	THIRTEEN_REQUIRE_GO=1 $(BIN)/python -m pytest -p no:cacheprovider -s tests/interop
+
 # Whether memory levels off (RSS against rounds played, fails above 5% growth over the last
 # half), then the seeded fault simulation (tests/simulation) for MINUTES per store, in cycles: a real
 # `thirteen serve` restarted at every phase and killed, the server in process with crashes and
