@@ -31,6 +31,7 @@ from projections.stall import STALL_AFTER
 from projections.store import ResumePoint, ViewStore
 from service.application import Thirteen
 from service.bootstrap.backgrounds import BACKGROUNDS, HERE, WORKER
+from service.bootstrap.following import followers
 from service.eventstore.follower import LogFollower
 from service.eventstore.locks import FileLock, Standby
 from service.eventstore.storage import serving, starting_together, while_starting
@@ -45,9 +46,9 @@ from service.rpc.server import KNOWN_SERVICES, SERVICES, create_server
 from service.rpc.services import every_servicer
 from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.views import Views
-from service.rpc.watch import TABLE_AND_ROUND_TOPICS, WatchHub
+from service.rpc.watch import WatchHub
 from service.security.policy import Policy
-from service.sweeper import SWEEPER_TOPICS, DeadlineSweeper
+from service.sweeper import DeadlineSweeper
 from service.transparency.log import TransparencyLog
 from service.transparency.options import LogOptions
 from service.transparency.tiles import TileReader
@@ -264,7 +265,7 @@ async def _assemble(
         "prepare the views",
         functools.partial(_prepare, app, views, projector, leadership, transparency_log),
     )
-    follower, sweeper = _followers(app, hub, resume, sweep_interval, poll_interval)
+    follower, sweeper = followers(app, hub, resume, sweep_interval, poll_interval)
     if peers is not None:
         follower.listeners.append(rounds.on_event)
         app.listeners.append(rounds.on_commit)
@@ -305,34 +306,6 @@ def _interceptors(
     if metrics is not None:
         interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
     return interceptors
-
-
-def _followers(
-    app: Thirteen,
-    hub: WatchHub,
-    resume: ResumePoint | None,
-    sweep_interval: float,
-    poll_interval: float,
-) -> tuple[LogFollower, DeadlineSweeper]:
-    """The log follower and the deadline sweeper it feeds (with the table streams). They read
-    only table and round events, from where the views are (with the rounds open there), so
-    start-up does not read the whole log; views of an earlier version know no open rounds, and
-    then the log is read from its start."""
-
-    def topics() -> frozenset[str]:
-        """Every table and round event while a stream is open here, else only the few that
-        the sweeper (and the routing's round → table cache) read: another replica's events are
-        then mostly not decoded at all."""
-        return TABLE_AND_ROUND_TOPICS if hub.watching() else SWEEPER_TOPICS
-
-    follower = LogFollower(
-        app, start=resume.position if resume else 0, interval=poll_interval, topics=topics
-    )
-    sweeper = DeadlineSweeper(app, interval=sweep_interval)
-    if resume is not None:
-        sweeper.resume(resume.open_rounds)
-    follower.listeners += [sweeper.on_event, hub.on_event]
-    return follower, sweeper
 
 
 def _store_id(app: Thirteen) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from service.entrypoints.configuring import log_effective
+from service.entrypoints.log_flags import register_transparency
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port
-from service.entrypoints.serve import register_transparency
 from service.entrypoints.starting import Refused, listening_metrics, say_metrics
 
 if TYPE_CHECKING:
