@@ -1,4 +1,4 @@
-"""What a deal records (R8.3, R8.4, R10.1, R12): the hands from the committed seed, the client
+"""What a deal records (R8.3, R8.4, R10.1, R12, R14.2.4): the hands from the committed seed, the client
 seed and the players' seeds, the base stake and every balance fixed, the deadline set; refused
 while anything it would record exceeds ``domain.rules.limits``. ``Round(**deal_record(...))``
 records it in its ``Dealt`` event."""
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from domain.errors import RuleError
 from domain.fairness.shuffle import (
     check_player_seeds,
     commitment,
@@ -35,14 +36,24 @@ def deal_record(
     player_seeds: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """R10.1, R12: deal 13 cards to each seated player from the committed seed, the client
-    seed and the players' seeds (R12.8: only from players dealt in); R8.3, R8.4: fix the
+    seed and the players' seeds (R12.8: only from players dealt in), from the ruleset's deck of
+    N cards to at most its ``max_players`` (R14.2.1, R14.2.4); R8.3, R8.4: fix the
     base stake and every balance. Refused while anything it would record exceeds
     ``domain.rules.limits``."""
     check_deal(table_id, number, balances, ruleset)
     players = list(balances)
     seeds = check_player_seeds(player_seeds or {}, players)
     mixed = effective_client_seed(client_seed, in_seat_order(players, seeds))
-    hands = deal(server_seed, mixed, round_id, len(players))
+    if len(players) > ruleset.max_players:  # R10.1, R14.2.1
+        raise RuleError(
+            f"cannot deal to {len(players)} players: the ruleset's max_players is "
+            f"{ruleset.max_players} (R14.2.1)",
+            field="players",
+        )
+    hands = deal(
+        server_seed, mixed, round_id, len(players), deck=ruleset.deck,
+        max_players=ruleset.max_players,
+    )
     base = round_base(balances, ruleset)
     return dict(
         round_id=round_id,

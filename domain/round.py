@@ -209,7 +209,8 @@ class Round(Aggregate):
         at the deal, scored now from the recorded submissions (what the reveal decides and the
         audit re-derives)."""
         active = self.active
-        score = score_round([Seat(p, self.play_of(p)) for p in active], self.ruleset)
+        seats = [Seat(p, self.play_of(p), self.hand(p)) for p in active]  # R14.1.2: the horse
+        score = score_round(seats, self.ruleset)
         coins = settle(gross(score.points, self.base_stake), [self.balances[p] for p in active])
         return Outcome(score, dict(zip(active, coins, strict=True)))
 
@@ -253,7 +254,7 @@ class Round(Aggregate):
         a draft. Returns why it is a foul, or None."""
         self._check_can_submit(player_id, now)
         arrangement = Arrangement.of(front, middle, back, dealt=self.hand(player_id))
-        reason = arrangement.foul_reason(self.ruleset.wheel)
+        reason = arrangement.foul_reason(self.ruleset.pile_order)
         self._arranged(
             player_id,
             format_cards(arrangement.front),

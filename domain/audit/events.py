@@ -88,7 +88,7 @@ def _verify_arrangement(round_: Round, event: Any, cards: Cards, check: Check) -
         f"{player}'s arrangement does not use exactly the cards dealt to them",
     )
     if uses:
-        reason = arrangement.foul_reason(round_.ruleset.wheel)
+        reason = arrangement.foul_reason(round_.ruleset.pile_order)
         check(
             "R4.2",
             reason == event.foul_reason,

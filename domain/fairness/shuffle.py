@@ -1,4 +1,4 @@
-"""The provably fair shuffle and deal (R12).
+"""The provably fair shuffle and deal (R12), over a deck of N cards (R14.2.4).
 
 >>> hands = deal(bytes(32), "client", "r1", 4)      # the R12.7 test vector
 >>> " ".join(map(str, hands[0]))
@@ -120,24 +120,29 @@ def _recorded(stream: Iterator[int], drawn: list[int]) -> Iterator[int]:
 
 
 def shuffled_deck(
-    server_seed: bytes, client_seed: str, round_id: str, drawn: list[int] | None = None
+    server_seed: bytes,
+    client_seed: str,
+    round_id: str,
+    drawn: list[int] | None = None,
+    deck: Sequence[Card] = DECK,
 ) -> tuple[Card, ...]:
-    """R12.4: Fisher–Yates from the canonical deck (R1.4) with rejection sampling. Every word
-    it draws from the stream, a rejected one too, is appended to ``drawn`` when given (the RNG
+    """R12.4: Fisher–Yates from the canonical deck (R1.4) with rejection sampling; R14.2.4: from
+    a deck of N cards (``domain.rules.cards.deck_of``), for i = N − 1 down to 1. Every word it
+    draws from the stream, a rejected one too, is appended to ``drawn`` when given (the RNG
     kit's raw collector, ``service.tools.rng_collect``)."""
-    deck = list(DECK)
+    cards = list(deck)
     stream = words(server_seed, client_seed, round_id)
     if drawn is not None:
         stream = _recorded(stream, drawn)
-    for i in range(51, 0, -1):
+    for i in range(len(cards) - 1, 0, -1):
         n = i + 1
         limit = 2**32 - (2**32 % n)
         word = next(stream)
         while word >= limit:
             word = next(stream)
         j = word % n
-        deck[i], deck[j] = deck[j], deck[i]
-    return tuple(deck)
+        cards[i], cards[j] = cards[j], cards[i]
+    return tuple(cards)
 
 
 def deal(
@@ -146,10 +151,54 @@ def deal(
     round_id: str,
     players: int,
     drawn: list[int] | None = None,
+    deck: Sequence[Card] = DECK,
+    max_players: int = 4,
 ) -> tuple[tuple[Card, ...], ...]:
-    """R12.5: the k-th active player in seat order gets deck positions 13k … 13k+12. ``drawn``
-    as for ``shuffled_deck``."""
-    if not 2 <= players <= 4:
-        raise ValueError("a table deals to 2 to 4 players (R10.1)")
-    deck = shuffled_deck(server_seed, client_seed, round_id, drawn)
-    return tuple(deck[HAND_SIZE * k : HAND_SIZE * (k + 1)] for k in range(players))
+    """R12.5: the k-th active player in seat order gets deck positions 13k … 13k+12 of the
+    shuffled ``deck`` (R14.2.4); 2 to ``max_players`` players (R10.1, R14.2.1). ``drawn`` as
+    for ``shuffled_deck``.
+
+    >>> from domain.rules.cards import deck_of
+    >>> hands = deal(bytes(32), "client", "r1", 5, deck=deck_of("d"), max_players=5)
+    >>> " ".join(map(str, hands[4]))  # R14.2.5
+    'As Tc 9s 3h 7c Ad Td Qs 5h 4h Ad 5d Qd'
+    """
+    shuffled = _shuffled_for(server_seed, client_seed, round_id, players, drawn, deck, max_players)
+    return tuple(shuffled[HAND_SIZE * k : HAND_SIZE * (k + 1)] for k in range(players))
+
+
+def undealt(
+    server_seed: bytes,
+    client_seed: str,
+    round_id: str,
+    players: int,
+    deck: Sequence[Card] = DECK,
+    max_players: int = 4,
+) -> tuple[Card, ...]:
+    """R14.2.4: the shuffled deck's positions from 13 × players on, which no one is dealt and
+    which are published with the hands at the reveal.
+
+    >>> from domain.rules.cards import deck_of
+    >>> rest = undealt(bytes(32), "client", "r1", 4, deck=deck_of("dc"), max_players=6)
+    >>> len(rest), " ".join(map(str, rest[:6]))  # R14.2.5
+    (26, 'Kh 4c Th 5c 3h 6d')
+    """
+    shuffled = _shuffled_for(server_seed, client_seed, round_id, players, None, deck, max_players)
+    return shuffled[HAND_SIZE * players :]
+
+
+def _shuffled_for(
+    server_seed: bytes,
+    client_seed: str,
+    round_id: str,
+    players: int,
+    drawn: list[int] | None,
+    deck: Sequence[Card],
+    max_players: int,
+) -> tuple[Card, ...]:
+    if not 2 <= players <= max_players or HAND_SIZE * players > len(deck):
+        raise ValueError(
+            f"a table deals to 2 to {max_players} players from {len(deck)} cards "
+            "(R10.1, R14.2.1, R14.2.2)"
+        )
+    return shuffled_deck(server_seed, client_seed, round_id, drawn, deck)

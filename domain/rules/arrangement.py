@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.errors import ArrangementError
 from domain.rules.cards import Card
-from domain.rules.hands import describe, front_beats_middle, value3, value5
+from domain.rules.hands import Wheel, describe, front_beats_middle, value3, value5
 from domain.rules.specials import Split
 
 PILE_NAMES = ("front", "middle", "back")
@@ -41,24 +42,33 @@ class Arrangement(Split):
                 raise ArrangementError(
                     f"the {name} needs {size} cards, got {len(pile)}", field=name
                 )
-        seen: set[Card] = set()
+        # R4.1 as a multiset (R14.2.3): a card may be placed as often as it was dealt, so a
+        # card with a copy in the deck and in the hand may be placed twice, and no more.
+        held = Counter(dealt) if dealt is not None else None
+        seen: Counter[Card] = Counter()
         for name, pile in zip(PILE_NAMES, piles, strict=True):
             for card in pile:
-                if card in seen:
-                    raise ArrangementError(f"card {card} is used twice", field=name)
-                seen.add(card)
-                if dealt is not None and card not in dealt:
-                    raise ArrangementError(
-                        f"card {card} in the {name} was not dealt to this player", field=name
-                    )
+                seen[card] += 1
+                if held is None:
+                    if seen[card] > 1:
+                        raise ArrangementError(f"card {card} is used twice", field=name)
+                elif seen[card] > held[card]:
+                    if held[card] == 0:
+                        raise ArrangementError(
+                            f"card {card} in the {name} was not dealt to this player", field=name
+                        )
+                    used = "twice" if seen[card] == 2 else f"{seen[card]} times"
+                    more = f" but was dealt {held[card]} times" if held[card] > 1 else ""
+                    raise ArrangementError(f"card {card} is used {used}{more}", field=name)
         return cls(*piles)
 
-    def values(self, wheel: str = "second") -> tuple[int, int, int]:
+    def values(self, wheel: Wheel = "second") -> tuple[int, int, int]:
         """The three pile values (R2), front first."""
         return value3(self.front), value5(self.middle, wheel), value5(self.back, wheel)
 
-    def foul_reason(self, wheel: str = "second") -> str | None:
-        """R4.2: why this arrangement is a foul, or None. Equal piles are allowed."""
+    def foul_reason(self, wheel: Wheel = "second") -> str | None:
+        """R4.2: why this arrangement is a foul, or None. Equal piles are allowed; a five of a
+        kind (R14.3.1) takes part like any category."""
         front, middle, back = self.values(wheel)
         return foul_reason(front, middle, back)
 

@@ -1,4 +1,4 @@
-"""Cards and their notation (R1).
+"""Cards and their notation (R1), and the deck with extra suits (R14.2.3).
 
 A card is an ``int`` 0–51 in the canonical deck order of R1.4 (rank-major, suits c d h s), so it
 indexes lookup tables directly and sorts in deck order:
@@ -13,7 +13,8 @@ indexes lookup tables directly and sorts in deck order:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from domain.errors import CardError, quoted
 
@@ -27,7 +28,8 @@ RED_SUITS = frozenset({SUITS.index("d"), SUITS.index("h")})
 
 
 class Card(int):
-    """One of the 52 cards (R1.1); ``rank`` 0–12 (2…A), ``suit`` 0–3 (c d h s)."""
+    """One of the 52 cards (R1.1); ``rank`` 0–12 (2…A), ``suit`` 0–3 (c d h s). Two copies of a
+    card (extra suits, R14.2.3) are the same ``Card``: same text, rank and suit, no order."""
 
     __slots__ = ()
 
@@ -82,15 +84,54 @@ def parse_card(text: str) -> Card:
     return card
 
 
-def parse_cards(texts: Iterable[str], *, what: str = "hand") -> tuple[Card, ...]:
-    """Parse several cards, refusing a card given twice (R1.1: one deck)."""
+def parse_cards(
+    texts: Iterable[str], *, what: str = "hand", copies: int | Mapping[Card, int] = 1
+) -> tuple[Card, ...]:
+    """Parse several cards, refusing a card given more often than the deck holds it: once
+    (R1.1: one deck), or as ``copies`` says, a number for every card or one per card (R14.2.3,
+    ``deck_copies``).
+
+    >>> parse_cards(["4d", "4d"], copies=deck_copies("d"))
+    (4d, 4d)
+    >>> parse_cards(["4d", "4d"])
+    Traceback (most recent call last):
+    ...
+    domain.errors.CardError: card 4d appears twice in the hand
+    """
     cards = tuple(parse_card(t) for t in texts)
-    seen: set[Card] = set()
-    for card in cards:
-        if card in seen:
-            raise CardError(f"card {card} appears twice in the {what}")
-        seen.add(card)
+    held = too_many(cards, copies)
+    if held is not None:
+        card, count = held
+        times = "twice" if count == 2 else f"{count} times"
+        raise CardError(f"card {card} appears {times} in the {what}")
     return cards
+
+
+def too_many(cards: Iterable[Card], copies: int | Mapping[Card, int]) -> tuple[Card, int] | None:
+    """R4.1 as a multiset (R14.2.3): the first card held more often than the deck holds it, with
+    how often, or None."""
+    seen: Counter[Card] = Counter()
+    for card in cards:
+        seen[card] += 1
+        allowed = copies if isinstance(copies, int) else copies.get(card, 0)
+        if seen[card] > allowed:
+            return card, seen[card]
+    return None
+
+
+def deck_of(extra_suits: str = "") -> tuple[Card, ...]:
+    """R14.2.3: R1.4's 52 cards, then for each extra suit in order its 13 cards 2 … A.
+
+    >>> len(deck_of("dc")), " ".join(map(str, deck_of("d")[52:55]))
+    (78, '2d 3d 4d')
+    """
+    extra = [Card(rank * 4 + SUITS.index(suit)) for suit in extra_suits for rank in range(13)]
+    return DECK + tuple(extra)
+
+
+def deck_copies(extra_suits: str = "") -> dict[Card, int]:
+    """R14.2.3: how many copies of each card the deck of ``deck_of(extra_suits)`` holds."""
+    return dict(Counter(deck_of(extra_suits)))
 
 
 def format_cards(cards: Iterable[Card]) -> list[str]:

@@ -1,8 +1,9 @@
 """Pile hands: categories, evaluation and comparison (R2, R3).
 
-A pile's *value* is an ``int`` whose order is the order of R2: the category sits in the high bits
-and the ranks that break ties (R2.3, grouped by count then rank, high first) below it, four bits
-each. Bigger is stronger, equal is a tie (R2.4) — suits never enter (R1.3).
+A pile's *value* is an ``int`` whose order is the order of R2: the category sits in the high bits,
+a tier below it (0 but for a flush under R14.3.4 ``flush_pairs_first``: its number of pairs), and
+the ranks that break ties (R2.3, grouped by count then rank, high first) below that, four bits
+each. Bigger is stronger, equal is a tie (R2.4, R14.3.3) — suits never enter (R1.3).
 
 >>> from domain.rules.cards import parse_cards
 >>> describe(value5(parse_cards("2s 6s 8s Js As".split())))
@@ -11,7 +12,12 @@ each. Bigger is stronger, equal is a tie (R2.4) — suits never enter (R1.3).
 True
 
 Evaluation is by lookup, in the manner of Cactus Kev: a five-card pile of one suit is found by
-the set of its ranks, any other pile by the product of one prime per rank.
+the set of its ranks, any other pile by the product of one prime per rank. With extra suits
+(R14.2.3) a card may have a copy, so a pile may hold five of a rank (R14.3.1) or a flush with a
+repeated rank; those are found by the product too.
+
+>>> describe(value5(parse_cards("4c 4d 4d 4h 4s".split(), copies=2)))
+'five of a kind, 4s'
 """
 
 from __future__ import annotations
@@ -21,16 +27,19 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
+from typing import NamedTuple
 
 from domain.rules.cards import RANKS, Card
 
 RANK_BITS = 4
-CATEGORY_SHIFT = 5 * RANK_BITS
+TIER_SHIFT = 5 * RANK_BITS
+CATEGORY_SHIFT = TIER_SHIFT + RANK_BITS
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
 
 class Category(enum.IntEnum):
-    """R2.1: the nine categories, weakest first, so that a stronger category is a bigger int."""
+    """R2.1: the nine categories, weakest first, so that a stronger category is a bigger int;
+    R14.3.1 adds a tenth, five_of_a_kind, which only a deck with extra suits can give."""
 
     HIGH_CARD = 0
     PAIR = 1
@@ -41,6 +50,7 @@ class Category(enum.IntEnum):
     FULL_HOUSE = 6
     FOUR_OF_A_KIND = 7
     STRAIGHT_FLUSH = 8
+    FIVE_OF_A_KIND = 9
 
     @property
     def id(self) -> str:
@@ -59,9 +69,25 @@ class Category(enum.IntEnum):
 FRONT_CATEGORIES = (Category.HIGH_CARD, Category.PAIR, Category.THREE_OF_A_KIND)
 """R2.2: the only categories of a three-card front pile."""
 
-Wheel = str
 WHEELS = ("second", "lowest")
 """R2.3 ruleset parameter ``wheel``: where A-2-3-4-5 ranks among straights."""
+
+
+class PileOrder(NamedTuple):
+    """The ruleset parameters that order piles: ``wheel`` (R2.3), ``group_kickers`` (R14.3.3)
+    and ``flush_pairs_first`` (R14.3.4). The defaults are R2's order."""
+
+    wheel: str = "second"
+    group_kickers: bool = True
+    flush_pairs_first: bool = False
+
+
+Wheel = str | PileOrder
+"""What the evaluators take: a ``wheel`` alone (R2's order otherwise), or a whole ``PileOrder``."""
+
+
+def pile_order(wheel: Wheel) -> PileOrder:
+    return PileOrder(wheel) if isinstance(wheel, str) else wheel
 
 
 _CATEGORIES = tuple(Category)
@@ -71,8 +97,8 @@ def category_of(value: int) -> Category:
     return _CATEGORIES[value >> CATEGORY_SHIFT]
 
 
-def _pack(category: Category, ranks: Sequence[int]) -> int:
-    value = int(category)
+def _pack(category: Category, ranks: Sequence[int], tier: int = 0) -> int:
+    value = (int(category) << RANK_BITS) | tier
     for i in range(5):
         value = (value << RANK_BITS) | (ranks[i] if i < len(ranks) else 0)
     return value
@@ -81,7 +107,8 @@ def _pack(category: Category, ranks: Sequence[int]) -> int:
 def tie_ranks(value: int) -> tuple[int, ...]:
     """The ranks that break ties within the category (R2.3), unpacked from a value."""
     length = _KEY_LENGTH[category_of(value)]
-    return tuple((value >> (RANK_BITS * (4 - i))) & 0xF for i in range(length))
+    ranks = ((value >> (RANK_BITS * (4 - i))) & 0xF for i in range(length))
+    return tuple(r for r in ranks if r != _NO_KICKER)
 
 
 _KEY_LENGTH = {
@@ -94,6 +121,7 @@ _KEY_LENGTH = {
     Category.FULL_HOUSE: 2,
     Category.FOUR_OF_A_KIND: 2,
     Category.STRAIGHT_FLUSH: 1,
+    Category.FIVE_OF_A_KIND: 1,
 }
 
 # A straight's key (R2.3) is its top rank less two (6-high → 2 … K-high → 9) and 11 for A-high,
@@ -103,7 +131,7 @@ _WHEEL_KEY = {"second": 10, "lowest": 1}
 _BROADWAY_KEY = 11
 
 
-def _straight_key(ranks: frozenset[int], wheel: Wheel) -> int | None:
+def _straight_key(ranks: frozenset[int], wheel: str) -> int | None:
     if len(ranks) != 5:
         return None
     if ranks == _WHEEL_RANKS:
@@ -121,22 +149,34 @@ def _grouped(ranks: Sequence[int]) -> tuple[list[int], list[int]]:
     return order, [counts[r] for r in order]
 
 
-def _classify5(ranks: Sequence[int], flush: bool, wheel: Wheel) -> int:
-    straight = _straight_key(frozenset(ranks), wheel)
+_GROUPED = {
+    (5,): Category.FIVE_OF_A_KIND,  # R14.3.1
+    (4, 1): Category.FOUR_OF_A_KIND,
+    (3, 2): Category.FULL_HOUSE,
+    (3, 1, 1): Category.THREE_OF_A_KIND,
+    (2, 2, 1): Category.TWO_PAIR,
+    (2, 1, 1, 1): Category.PAIR,
+    (1, 1, 1, 1, 1): Category.HIGH_CARD,
+}
+# R14.3.3: with ``group_kickers`` false these compare by the group's rank alone: every kicker
+# is packed as the same mark, which is no rank.
+_NO_KICKER = 0xF
+_GROUP_ONLY = frozenset({Category.THREE_OF_A_KIND, Category.FULL_HOUSE, Category.FOUR_OF_A_KIND})
+
+
+def _classify5(ranks: Sequence[int], flush: bool, order: PileOrder) -> int:
+    straight = _straight_key(frozenset(ranks), order.wheel)
     if straight is not None:
         return _pack(Category.STRAIGHT_FLUSH if flush else Category.STRAIGHT, [straight])
-    if flush:
-        return _pack(Category.FLUSH, sorted(ranks, reverse=True))
-    order, counts = _grouped(ranks)
-    category = {
-        (4, 1): Category.FOUR_OF_A_KIND,
-        (3, 2): Category.FULL_HOUSE,
-        (3, 1, 1): Category.THREE_OF_A_KIND,
-        (2, 2, 1): Category.TWO_PAIR,
-        (2, 1, 1, 1): Category.PAIR,
-        (1, 1, 1, 1, 1): Category.HIGH_CARD,
-    }[tuple(counts)]
-    return _pack(category, order)
+    grouped, counts = _grouped(ranks)
+    if flush:  # R2.3; R14.3.4 with flush_pairs_first: the pairs first, then the ranks
+        if not order.flush_pairs_first:
+            return _pack(Category.FLUSH, sorted(ranks, reverse=True))
+        return _pack(Category.FLUSH, grouped, tier=counts.count(2))
+    category = _GROUPED[tuple(counts)]
+    if category in _GROUP_ONLY and not order.group_kickers:
+        grouped = [grouped[0], *[_NO_KICKER] * (len(grouped) - 1)]
+    return _pack(category, grouped)
 
 
 def _classify3(ranks: Sequence[int]) -> int:
@@ -158,15 +198,18 @@ def _product(ranks: Sequence[int]) -> int:
 
 
 def _tables(wheel: Wheel) -> tuple[dict[int, int], dict[int, int]]:
-    """(flush table by rank bits, other table by prime product) for five-card piles."""
+    """(flush table by rank bits, other table by prime product) for five-card piles. The other
+    table also holds, under the negated product, a one-suit pile with a repeated rank, which only
+    copies of a card give (R14.2.3)."""
+    order = pile_order(wheel)
     flushes: dict[int, int] = {}
     others: dict[int, int] = {}
     for ranks in itertools.combinations_with_replacement(range(13), 5):
-        if max(Counter(ranks).values()) > 4:
-            continue
-        others[_product(ranks)] = _classify5(ranks, False, wheel)
+        others[_product(ranks)] = _classify5(ranks, False, order)
         if len(set(ranks)) == 5:
-            flushes[sum(1 << r for r in ranks)] = _classify5(ranks, True, wheel)
+            flushes[sum(1 << r for r in ranks)] = _classify5(ranks, True, order)
+        elif max(Counter(ranks).values()) <= 2:  # at most two copies of a card (R14.2.2)
+            others[-_product(ranks)] = _classify5(ranks, True, order)
     return flushes, others
 
 
@@ -181,29 +224,33 @@ _KEV = tuple(
 )
 
 
-def _with_wheel(
-    tables: tuple[dict[int, int], dict[int, int]], wheel: Wheel
-) -> tuple[dict[int, int], dict[int, int]]:
-    """``tables`` with the wheel (A-2-3-4-5, plain and suited) valued as ``wheel`` says: the
-    only piles the wheel parameter changes (R2.3)."""
-    flushes, others = dict(tables[0]), dict(tables[1])
-    wheel_ranks = sorted(_WHEEL_RANKS)
-    others[_product(wheel_ranks)] = _classify5(wheel_ranks, False, wheel)
-    flushes[sum(1 << r for r in wheel_ranks)] = _classify5(wheel_ranks, True, wheel)
-    return flushes, others
+_TABLES: dict[Wheel, tuple[dict[int, int], dict[int, int]]] = {}
 
 
-_SECOND = _tables("second")
-_TABLES = {"second": _SECOND, "lowest": _with_wheel(_SECOND, "lowest")}
+def _tables_of(wheel: Wheel) -> tuple[dict[int, int], dict[int, int]]:
+    """The tables of a pile order, built once each (a few milliseconds)."""
+    tables = _TABLES.get(wheel)
+    if tables is None:
+        order = pile_order(wheel)
+        tables = _TABLES.get(order) or _tables(order)
+        _TABLES[order] = _TABLES[wheel] = tables
+    return tables
+
+
+_tables_of("second")
 
 
 def value5(cards: Sequence[Card], wheel: Wheel = "second") -> int:
-    """R2.1, R2.3: the value of a five-card (middle or back) pile."""
+    """R2.1, R2.3: the value of a five-card (middle or back) pile; R14.3 under a ``PileOrder``."""
     kev = _KEV
     a, b, c, d, e = kev[cards[0]], kev[cards[1]], kev[cards[2]], kev[cards[3]], kev[cards[4]]
+    flushes, others = _TABLES.get(wheel) or _tables_of(wheel)
     if a & b & c & d & e & 0xF000:
-        return _TABLES[wheel][0][(a | b | c | d | e) >> 16]
-    return _TABLES[wheel][1][(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+        value = flushes.get((a | b | c | d | e) >> 16)
+        if value is not None:
+            return value
+        return others[-(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+    return others[(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
 
 
 def value3(cards: Sequence[Card]) -> int:
@@ -213,8 +260,9 @@ def value3(cards: Sequence[Card]) -> int:
 
 
 def evaluator5(wheel: Wheel = "second") -> tuple[tuple[int, ...], dict[int, int], dict[int, int]]:
-    """The raw tables behind ``value5``, for loops that evaluate thousands of piles."""
-    flushes, others = _TABLES[wheel]
+    """The raw tables behind ``value5``, for loops that evaluate thousands of piles: a one-suit
+    pile missing from the flush table is in the other table under its negated product."""
+    flushes, others = _tables_of(wheel)
     return _KEV, flushes, others
 
 
@@ -258,7 +306,7 @@ def describe(value: int) -> str:
         return f"{category.words}, {_rank_word(12 if key == _BROADWAY_KEY else key + 2)}-high"
     if category in (Category.FLUSH, Category.HIGH_CARD):
         return f"{category.words}, {_rank_word(ranks[0])}-high"
-    if category in (Category.FULL_HOUSE,):
+    if category is Category.FULL_HOUSE and len(ranks) > 1:
         return f"{category.words}, {_rank_word(ranks[0], True)} over {_rank_word(ranks[1], True)}"
     if category is Category.TWO_PAIR:
         return f"{category.words}, {_rank_word(ranks[0], True)} and {_rank_word(ranks[1], True)}"

@@ -1,7 +1,8 @@
 """What a player brings to the showdown: an arrangement, a declared special, or nothing.
 
 Declarations follow R5.4 (named or ``any``; unsupported ones are refused) and R5.5 (split
-patterns carry a qualifying split).
+patterns carry a qualifying split); a ruleset's specials are those R14.5.4 and R14.4.3 give it,
+and its cards a multiset of its deck (R14.2.3).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from functools import lru_cache
 
 from domain.errors import DeclarationRefused, SpecialError
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import Card, parse_cards
+from domain.rules.cards import Card, parse_cards, too_many
 from domain.rules.ruleset import Ruleset
 from domain.rules.specials import ANY, Special, Split, qualifies, qualifying, split_qualifies
 
@@ -42,13 +43,16 @@ def declare(
     A given ``split`` must use exactly these cards and, for a split pattern, show it (R5.5);
     without one the service finds a qualifying split.
     """
-    if len(cards) != 13 or len(set(cards)) != 13:
-        raise SpecialError("a special hand needs 13 different cards", field="cards")
-    quads = ruleset.quad_counts_as_two_pairs
+    if len(cards) != 13 or too_many(cards, ruleset.copies) is not None:
+        raise SpecialError(
+            "a special hand needs 13 cards, none more often than the deck holds it",
+            field="cards",
+        )
+    counting = ruleset.counting
     if split is not None and sorted(split.cards) != sorted(cards):
         raise SpecialError("the split does not use exactly the player's 13 cards", field="cards")
     if declared == ANY:
-        found = qualifying(cards, quad_counts_as_two_pairs=quads)
+        found = qualifying(cards, counting=counting, specials=ruleset.specials)
         if split is not None:  # a given split speaks for the split patterns (R5.5)
             found = [
                 q for q in found if not q.special.is_split or split_qualifies(q.special, split)
@@ -63,11 +67,16 @@ def declare(
         given = split is not None and best.special.is_split
         return Play(special=best.special, split=split if given else best.split)
     special = Special.from_id(declared)
+    if special not in ruleset.specials:  # R14.5.4, R14.4.3
+        raise DeclarationRefused(
+            f"{special.id} ({special.chinese}) cannot be declared under ruleset {ruleset.name}",
+            field="special",
+        )
     if split is not None and special.is_split:
         if not split_qualifies(special, split):
             raise DeclarationRefused(f"the given split does not show {special.id}", field="special")
         return Play(special=special, split=split)
-    qualification = qualifies(special, cards, quad_counts_as_two_pairs=quads)
+    qualification = qualifies(special, cards, counting=counting)
     if qualification is None:
         raise DeclarationRefused(
             f"the cards do not qualify for {special.id} ({special.chinese})", field="special"

@@ -1,4 +1,6 @@
-r"""The showdown: every pair compared once, with scoops, home runs, fouls and specials (R6).
+r"""The showdown: every pair compared once, with scoops, home runs, fouls and specials (R6), and
+R14's variants in R14.5.6's order: piles and pile bonuses, then the scoop (R14.5.1, R14.5.2) or
+the foul or special (R14.5.3), then the horse (R14.1), then the home run.
 
 >>> from domain.rules.cards import parse_cards
 >>> from domain.rules.arrangement import Arrangement
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from domain.rules.arrangement import PILE_NAMES, foul_reason
-from domain.rules.hands import category_of, describe, describe_both
+from domain.rules.cards import Card
+from domain.rules.hands import PileOrder, category_of, describe, describe_both
 from domain.rules.play import Play
 from domain.rules.ruleset import Ruleset
 from domain.rules.specials import Special
@@ -35,10 +38,22 @@ FOUL = "foul"
 
 @dataclass(frozen=True)
 class Seat:
-    """An active player (R10.1) in seat order with what they bring to the showdown."""
+    """An active player (R10.1) in seat order with what they bring to the showdown, and the 13
+    cards dealt to them: who holds the horse (R14.1.2) is read from these, or, when they are not
+    given, from the cards the play places."""
 
     player_id: str
     play: Play
+    cards: tuple[Card, ...] | None = None
+
+    def dealt(self) -> tuple[Card, ...] | None:
+        if self.cards is not None:
+            return self.cards
+        if self.play.arrangement is not None:
+            return self.play.arrangement.cards
+        if self.play.split is not None:
+            return self.play.split.cards
+        return None
 
 
 class PileScore(NamedTuple):
@@ -99,6 +114,7 @@ class _Entry:
     play: Play
     values: tuple[int, int, int] | None  # None for a special or a missing arrangement
     foul: str | None  # why the player is foul, or None
+    horse: bool = False  # holds the horse card (R14.1.2)
 
 
 @dataclass
@@ -111,23 +127,42 @@ class _Pair:
     sentences: list[str]
 
 
-def _entry(seat: Seat, wheel: str) -> _Entry:
+def _entry(seat: Seat, order: PileOrder, ruleset: Ruleset) -> _Entry:
     play = seat.play
+    horse = False
+    if ruleset.horse_card is not None:  # R14.1.2: from the dealt cards, whatever the play
+        cards = seat.dealt()
+        if cards is None:
+            raise ValueError(
+                f"R14.1.2: {seat.player_id}'s dealt cards are needed to know who holds the horse"
+            )
+        horse = ruleset.holds_horse(cards)
     if play.special is not None:
-        return _Entry(seat.player_id, play, None, None)
+        return _Entry(seat.player_id, play, None, None, horse)
     if play.arrangement is None:
-        return _Entry(seat.player_id, play, None, "no arrangement")  # R4.3
-    values = play.arrangement.values(wheel)
-    return _Entry(seat.player_id, play, values, foul_reason(*values))
+        return _Entry(seat.player_id, play, None, "no arrangement", horse)  # R4.3
+    values = play.arrangement.values(order)
+    return _Entry(seat.player_id, play, values, foul_reason(*values), horse)
 
 
 def _special_pair(x: _Entry, y: _Entry, ruleset: Ruleset) -> tuple[int, str]:
-    """R6.5, R6.6: points for x when at least one side plays a special hand."""
+    """R6.5, R6.6: points for x when at least one side plays a special hand; R14.5.3: under
+    ``special_order = points`` the special worth more wins, equal points tie."""
     sx, sy = x.play.special, y.play.special
     if sx is not None and sy is not None:
         if sx is sy:
             return 0, f"{x.name} and {y.name} both hold {sx.id} ({sx.chinese}): a tie."
-        if sx.beats(sy):
+        if ruleset.special_order == "points":
+            px, py = ruleset.points_of(sx), ruleset.points_of(sy)
+            if px == py:
+                return 0, (
+                    f"{x.name}'s {sx.id} ({sx.chinese}) and {y.name}'s {sy.id} ({sy.chinese}) "
+                    f"are worth the same {px} points: a tie."
+                )
+            x_wins = px > py
+        else:
+            x_wins = sx.beats(sy)
+        if x_wins:
             return ruleset.points_of(sx), (
                 f"{x.name}'s {sx.id} ({sx.chinese}) outranks {y.name}'s {sy.id} ({sy.chinese})."
             )
@@ -158,11 +193,11 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
         winner, loser, sign = (y, x, -1) if x.foul else (x, y, 1)
         assert winner.values is not None
         worths = [ruleset.pile_worth(k, category_of(v)) for k, v in enumerate(winner.values)]
-        points = sum(worths) * ruleset.scoop_multiplier
+        points = sum(worths) * ruleset.scoop_multiplier + ruleset.scoop_bonus  # R14.5.2
         sentence = (
             f"{loser.name} is foul ({loser.foul}), so {winner.name} wins all three "
             f"piles ({'+'.join(map(str, worths))}) and scoops "
-            f"×{ruleset.scoop_multiplier}."
+            f"×{ruleset.scoop_multiplier}{_bonus(ruleset)}."
         )
         scores = tuple(
             PileScore(sign, worth, *((describe(v), FOUL) if sign > 0 else (FOUL, describe(v))))
@@ -191,14 +226,39 @@ def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
     points, scooper = won - lost, None
     results = [p.result for p in piles]
     wins, losses = results.count(1), results.count(-1)
-    if bool(wins) != bool(losses):  # R6.2: won some and lost none, roll-over included
-        points *= ruleset.scoop_multiplier
+    # R6.2: won some and lost none, roll-over included; R14.5.1: or all three won only
+    scoop = bool(wins) != bool(losses)
+    if not ruleset.roll_over_counts_as_scoop:
+        scoop = 3 in (wins, losses)
+    if scoop:
+        points = points * ruleset.scoop_multiplier + (
+            ruleset.scoop_bonus if wins else -ruleset.scoop_bonus
+        )
         scooper = i if wins else j
     text = "; ".join(sentences) + "."
     if scooper is not None:
         scooping, scooped = (x.name, y.name) if scooper == i else (y.name, x.name)
-        text += f" {scooping} scoops {scooped} ×{ruleset.scoop_multiplier}."
+        text += f" {scooping} scoops {scooped} ×{ruleset.scoop_multiplier}{_bonus(ruleset)}."
     return _Pair(i, j, points, tuple(piles), scooper, [text])
+
+
+def _bonus(ruleset: Ruleset) -> str:
+    return f" +{ruleset.scoop_bonus}" if ruleset.scoop_bonus else ""
+
+
+def _horse(pair: _Pair, x: _Entry, y: _Entry, ruleset: Ruleset) -> None:
+    """R14.1.3, R14.1.4: the pair's points × its horse factor; the scoop stays (R14.1.5)."""
+    factor = ruleset.horse_factor(x.horse, y.horse)
+    if factor == 1 and not (x.horse and y.horse):
+        return
+    pair.points *= factor
+    holders = " and ".join(e.name for e in (x, y) if e.horse)
+    holds = "hold" if x.horse and y.horse else "holds"
+    horse = f"{holders} {holds} the horse {ruleset.horse_card}"
+    if factor == 1:
+        pair.sentences.append(f"{horse}: they cancel.")
+    else:
+        pair.sentences.append(f"{horse}: ×{factor}.")
 
 
 def _beats(winner: str, loser: str, pile: str, words: tuple[str, str], worth: int) -> str:
@@ -224,13 +284,17 @@ def _home_runners(entries: Sequence[_Entry], pairs: Sequence[_Pair], ruleset: Ru
 
 
 def score_round(seats: Sequence[Seat], ruleset: Ruleset) -> RoundScore:
-    """R6: compare every pair of active players once; totals sum to zero (R6.8)."""
-    entries = [_entry(seat, ruleset.wheel) for seat in seats]
+    """R6: compare every pair of active players once (R14.2.6: 10 or 15 pairs with five or
+    six); totals sum to zero (R6.8, R14.1.4)."""
+    order = ruleset.pile_order
+    entries = [_entry(seat, order, ruleset) for seat in seats]
     pairs = [
         _compare(i, j, entries[i], entries[j], ruleset)
         for i in range(len(entries))
         for j in range(i + 1, len(entries))
     ]
+    for pair in pairs:
+        _horse(pair, entries[pair.i], entries[pair.j], ruleset)
     runners = _home_runners(entries, pairs, ruleset)
     totals = [0] * len(entries)
     results = []

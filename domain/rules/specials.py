@@ -1,4 +1,5 @@
-"""Special hands: the fourteen patterns, their order and points, and who qualifies (R5).
+"""Special hands: the fourteen patterns, their order and points, and who qualifies (R5); with
+copies of cards, how groups are counted and the two extra specials (R14.4).
 
 >>> from domain.rules.cards import parse_cards
 >>> hand = parse_cards("2d 2h 3h 3d 4h 4d 6d 6h 8s 8h Td Ts As".split())
@@ -16,17 +17,21 @@ from dataclasses import dataclass
 
 from domain.errors import SpecialError, quoted
 from domain.rules.cards import Card
-from domain.rules.hands import Category, category_of, evaluator5, value5
+from domain.rules.hands import Category, Wheel, category_of, evaluator5, value5
 
 
 class Special(enum.Enum):
-    """R5.1: the special hands, strongest first; ``order`` 1 is the strongest (R5.2)."""
+    """R5.1: the special hands, strongest first; ``order`` 1 is the strongest (R5.2). The two
+    of R14.4.3, declarable only where a ruleset's ``extra_specials`` enables them, rank right
+    after three_quads (their ``order`` is three_quads'; the enum's order decides, ``beats``)."""
 
     SUPREME_DRAGON = (1, "至尊清龙", 108)
     DRAGON = (2, "一条龙", 36)
     TWELVE_ROYALS = (3, "十二皇族", 24)
     THREE_STRAIGHT_FLUSHES = (4, "三同花顺", 20)
     THREE_QUADS = (5, "三分天下", 20)
+    TWO_FIVES_ONE_TRIPS = (5, "三皇五帝", 20)  # R14.4.3
+    SIX_OF_A_KIND = (5, "六六大顺", 20)  # R14.4.3
     ALL_BIG = (6, "全大", 10)
     ALL_SMALL = (7, "全小", 10)
     ONE_COLOR = (8, "凑一色", 10)
@@ -52,8 +57,9 @@ class Special(enum.Enum):
         return self in SPLIT_PATTERNS
 
     def beats(self, other: Special) -> bool:
-        """R5.2: the table's order decides, whatever the points."""
-        return self.order < other.order
+        """R5.2: the table's order decides, whatever the points (R14.4.3: the extra specials
+        right after three_quads)."""
+        return _STRENGTH[self] < _STRENGTH[other]
 
     @classmethod
     def from_id(cls, ident: str) -> Special:
@@ -67,6 +73,12 @@ class Special(enum.Enum):
 
 
 _BY_ID = {special.id: special for special in Special}
+_STRENGTH = {special: place for place, special in enumerate(Special)}
+
+EXTRA_SPECIALS = (Special.TWO_FIVES_ONE_TRIPS, Special.SIX_OF_A_KIND)
+"""R14.4.3: specials a ruleset may enable with ``extra_specials``."""
+BASE_SPECIALS = tuple(s for s in Special if s not in EXTRA_SPECIALS)
+"""R5.1: the fourteen special hands every ruleset knows."""
 
 
 SPLIT_PATTERNS = frozenset(
@@ -113,49 +125,89 @@ def _partition_pairs(counts: Sequence[int], quad_counts_as_two_pairs: bool) -> i
     return sum(min(c // 2, per_rank) for c in counts)
 
 
+def _groups(counts: Sequence[int], size: int) -> int:
+    """R14.4.1 ``partition``: a rank held n times gives ⌊n/size⌋ groups of ``size``."""
+    return sum(c // size for c in counts)
+
+
 def _rank_counts(cards: Sequence[Card]) -> Counter[int]:
     return Counter(c.rank for c in cards)
 
 
-def _three_quads(cards: Sequence[Card], quads_pairs: bool) -> bool:
-    return sum(1 for c in _rank_counts(cards).values() if c == 4) == 3
+class Counting:
+    """How group patterns count (R5.1, R14.4.1): ``quad_counts_as_two_pairs`` and
+    ``special_counting`` (``exact``: R5.1's groups, one from a rank; ``partition``: ⌊n/k⌋)."""
+
+    __slots__ = ("partition", "quads")
+
+    def __init__(self, quad_counts_as_two_pairs: bool = False, special_counting: str = "exact"):
+        self.quads = quad_counts_as_two_pairs
+        self.partition = special_counting == "partition"
 
 
-def _four_trips(cards: Sequence[Card], quads_pairs: bool) -> bool:
-    # A quad supplies a trip and the single (partition semantics).
-    return sum(1 for c in _rank_counts(cards).values() if c >= 3) == 4
+def _three_quads(cards: Sequence[Card], rules: Counting) -> bool:
+    counts = _rank_counts(cards).values()
+    if rules.partition:
+        return _groups(list(counts), 4) >= 3
+    return sum(1 for c in counts if c == 4) == 3
 
 
-def _five_pairs_trips(cards: Sequence[Card], quads_pairs: bool) -> bool:
+def _four_trips(cards: Sequence[Card], rules: Counting) -> bool:
+    counts = _rank_counts(cards).values()
+    if rules.partition:
+        return _groups(list(counts), 3) >= 4
+    # A quad supplies a trip and the single (R5.1).
+    return sum(1 for c in counts if c >= 3) == 4
+
+
+def _five_pairs_trips(cards: Sequence[Card], rules: Counting) -> bool:
     counts = _rank_counts(cards)
     for rank, count in counts.items():
         if count >= 3:
             rest = [c - 3 if r == rank else c for r, c in counts.items()]
-            if all(c % 2 == 0 for c in rest) and _partition_pairs(rest, quads_pairs) == 5:
+            if rules.partition:
+                if _groups(rest, 2) >= 5:
+                    return True
+            elif all(c % 2 == 0 for c in rest) and _partition_pairs(rest, rules.quads) == 5:
                 return True
     return False
 
 
-def _six_pairs(cards: Sequence[Card], quads_pairs: bool) -> bool:
-    return _partition_pairs(list(_rank_counts(cards).values()), quads_pairs) == 6
+def _six_pairs(cards: Sequence[Card], rules: Counting) -> bool:
+    counts = list(_rank_counts(cards).values())
+    if rules.partition:
+        return _groups(counts, 2) >= 6
+    return _partition_pairs(counts, rules.quads) == 6
 
 
-def _dragon(cards: Sequence[Card], quads_pairs: bool) -> bool:
+def _dragon(cards: Sequence[Card], rules: Counting) -> bool:
     return len({c.rank for c in cards}) == 13
 
 
-def _supreme_dragon(cards: Sequence[Card], quads_pairs: bool) -> bool:
-    return _dragon(cards, quads_pairs) and len({c.suit for c in cards}) == 1
+def _supreme_dragon(cards: Sequence[Card], rules: Counting) -> bool:
+    return _dragon(cards, rules) and len({c.suit for c in cards}) == 1
+
+
+def _two_fives_one_trips(cards: Sequence[Card], rules: Counting) -> bool:
+    """R14.4.3 三皇五帝: ranks held 5 + 5 + 3."""
+    return sorted(_rank_counts(cards).values()) == [3, 5, 5]
+
+
+def _six_of_a_kind(cards: Sequence[Card], rules: Counting) -> bool:
+    """R14.4.3 六六大顺: at least six cards of one rank."""
+    return max(_rank_counts(cards).values()) >= 6
 
 
 _JACK = 9
 _EIGHT = 6
 
-_WHOLE_HAND: dict[Special, Callable[[Sequence[Card], bool], bool]] = {
+_WHOLE_HAND: dict[Special, Callable[[Sequence[Card], Counting], bool]] = {
     Special.SUPREME_DRAGON: _supreme_dragon,
     Special.DRAGON: _dragon,
     Special.TWELVE_ROYALS: lambda cards, _: all(c.rank >= _JACK for c in cards),
     Special.THREE_QUADS: _three_quads,
+    Special.TWO_FIVES_ONE_TRIPS: _two_fives_one_trips,
+    Special.SIX_OF_A_KIND: _six_of_a_kind,
     Special.ALL_BIG: lambda cards, _: all(c.rank >= _EIGHT for c in cards),
     Special.ALL_SMALL: lambda cards, _: all(c.rank <= _EIGHT for c in cards),
     Special.ONE_COLOR: lambda cards, _: len({c.is_red for c in cards}) == 1,
@@ -189,8 +241,8 @@ _SPLIT_RULES: dict[Special, tuple[frozenset[Category], Callable[[Sequence[Card]]
         frozenset({Category.STRAIGHT_FLUSH}),
         lambda f: _front_run(f) and _front_suited(f),
     ),
-    Special.TWO_MONSTERS_FRONT_TRIPS: (
-        frozenset({Category.FOUR_OF_A_KIND, Category.STRAIGHT_FLUSH}),
+    Special.TWO_MONSTERS_FRONT_TRIPS: (  # R14.4.2: five_of_a_kind is a monster too
+        frozenset({Category.FOUR_OF_A_KIND, Category.STRAIGHT_FLUSH, Category.FIVE_OF_A_KIND}),
         _front_trips,
     ),
     Special.THREE_STRAIGHTS: (_STRAIGHTS, _front_run),
@@ -199,7 +251,8 @@ _SPLIT_RULES: dict[Special, tuple[frozenset[Category], Callable[[Sequence[Card]]
 
 
 def split_qualifies(special: Special, split: Split) -> bool:
-    """R5.1 rows 4, 9, 13, 14: does this very split show the pattern?"""
+    """R5.1 rows 4, 9, 13, 14: does this very split show the pattern? (R14.4.2: two copies of
+    a card are two cards.)"""
     categories, front_ok = _SPLIT_RULES[special]
     return (
         front_ok(split.front)
@@ -212,15 +265,18 @@ Subsets = list[tuple[int, tuple[Card, ...], int]]
 """(bit mask of positions, cards, value) of every five-card subset of a hand."""
 
 
-def five_card_subsets(cards: Sequence[Card]) -> Subsets:
-    """All 1,287 five-card subsets of thirteen cards with their values, strongest first."""
-    kev, flushes, others = evaluator5()
+def five_card_subsets(cards: Sequence[Card], order: Wheel = "second") -> Subsets:
+    """All 1,287 five-card subsets of thirteen cards with their values, strongest first. The
+    subsets are of positions, so two copies of a card are two cards (R14.4.2)."""
+    kev, flushes, others = evaluator5(order)
     subsets = []
     for combo in itertools.combinations(range(len(cards)), 5):
         five = tuple(cards[i] for i in combo)
         a, b, c, d, e = kev[five[0]], kev[five[1]], kev[five[2]], kev[five[3]], kev[five[4]]
         if a & b & c & d & e & 0xF000:
-            value = flushes[(a | b | c | d | e) >> 16]
+            value = flushes.get((a | b | c | d | e) >> 16) or others[
+                -(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)
+            ]
         else:
             value = others[(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
         subsets.append((sum(1 << i for i in combo), five, value))
@@ -283,25 +339,33 @@ def qualifies(
     *,
     quad_counts_as_two_pairs: bool = False,
     subsets: Subsets | None = None,
+    counting: Counting | None = None,
 ) -> Qualification | None:
-    """R5.1: whether the thirteen cards qualify for ``special`` (with a split if it needs one)."""
+    """R5.1: whether the thirteen cards qualify for ``special`` (with a split if it needs one);
+    ``counting`` (R14.4.1) overrides ``quad_counts_as_two_pairs`` when given."""
     if special in _WHOLE_HAND:
-        ok = _WHOLE_HAND[special](cards, quad_counts_as_two_pairs)
+        rules = counting or Counting(quad_counts_as_two_pairs)
+        ok = _WHOLE_HAND[special](cards, rules)
         return Qualification(special) if ok else None
     split = find_split(special, cards, subsets)
     return Qualification(special, split) if split is not None else None
 
 
 def qualifying(
-    cards: Sequence[Card], *, quad_counts_as_two_pairs: bool = False
+    cards: Sequence[Card],
+    *,
+    quad_counts_as_two_pairs: bool = False,
+    counting: Counting | None = None,
+    specials: Sequence[Special] = BASE_SPECIALS,
+    subsets: Subsets | None = None,
 ) -> list[Qualification]:
-    """R5.6: every special the cards qualify for, strongest first (R5.2)."""
+    """R5.6: every special among ``specials`` (a ruleset's: R14.4.3, R14.5.4) the cards qualify
+    for, in R5.2's order, strongest first."""
     found = []
-    subsets = five_card_subsets(cards)
-    for special in Special:
-        q = qualifies(
-            special, cards, quad_counts_as_two_pairs=quad_counts_as_two_pairs, subsets=subsets
-        )
+    subsets = subsets or five_card_subsets(cards)
+    rules = counting or Counting(quad_counts_as_two_pairs)
+    for special in specials:
+        q = qualifies(special, cards, subsets=subsets, counting=rules)
         if q is not None:
             found.append(q)
     return found

@@ -24,7 +24,7 @@ from domain.results import PlayerResult, round_result
 from domain.round import Round
 from domain.rules.arrangement import PILE_NAMES
 from domain.rules.cards import by_strength, format_cards, parse_cards
-from domain.rules.hands import describe, value3, value5
+from domain.rules.hands import Wheel, describe, value3, value5
 from domain.rules.scoring import PairScore
 from domain.rules.settlement import gross
 from domain.rules.specials import Special
@@ -103,7 +103,7 @@ def _grouped(cards: Sequence[str]) -> tuple[str, ...]:
 
 
 def _piles(
-    front: Sequence[str], middle: Sequence[str], back: Sequence[str], wheel: str, words: bool
+    front: Sequence[str], middle: Sequence[str], back: Sequence[str], wheel: Wheel, words: bool
 ) -> tuple[Pile, ...]:
     if not front:
         return ()
@@ -142,7 +142,7 @@ def _player(
         special = Special.from_id(result.special) if result.special else None
         return PlayerView(
             cards=cards,
-            piles=_piles(result.front, result.middle, result.back, ruleset.wheel, not special),
+            piles=_piles(result.front, result.middle, result.back, ruleset.pile_order, not special),
             foul_reason=result.foul_reason,
             special=special,
             special_points=ruleset.points_of(special) if special else 0,
@@ -160,7 +160,7 @@ def _player(
             submission.get("front", ()),
             submission.get("middle", ()),
             submission.get("back", ()),
-            ruleset.wheel,
+            ruleset.pile_order,
             not special_id,
         ),
         foul_reason=str(submission.get("foul_reason") or ""),

@@ -30,7 +30,7 @@ from domain.rules.limits import (
     LimitReached,
 )
 from domain.rules.play import NO_ARRANGEMENT, Play, declare
-from domain.rules.ruleset import FUJIAN, PRESETS, STANDARD, Ruleset, _from_json, resolve
+from domain.rules.ruleset import ALL_PRESETS, FUJIAN, STANDARD, Ruleset, _from_json, resolve
 from domain.rules.scoring import Seat, score_round
 from domain.rules.settlement import gross, settle
 from domain.rules.specials import Special
@@ -75,13 +75,13 @@ def deal(balances: dict[str, int], ruleset: Ruleset = STANDARD, number: int = 1)
 
 def test_the_limits_keep_every_stored_number_far_below_int64() -> None:
     """The arithmetic of the ``domain.rules.limits`` docstring, checked."""
-    assert MAX_SETTLED_BALANCE == 4 * MAX_BALANCE < 2**52  # exact as a double too
-    assert MAX_ROUND_POINTS * MAX_BALANCE <= 10**18 < 2**63 // 9  # a gross result (R7.1)
+    assert MAX_SETTLED_BALANCE == 6 * MAX_BALANCE < 2**53  # exact as a double too (R14.2.1)
+    assert MAX_ROUND_POINTS * MAX_BALANCE <= 2 * 10**18 < 2**63 // 4  # a gross result (R7.1)
     assert limits.MAX_ESCAPE_MULTIPLE * MAX_BALANCE <= 10**18  # a penalty before its cap
     assert 2**63 // MAX_TRANSFER > 9_000_000  # credits before the external account overflows
-    assert 2**63 // MAX_ROUND_POINTS > 9 * 10**15  # rounds before summed points overflow
-    assert limits.OPPONENTS * limits.MAX_SPECIAL_POINTS <= MAX_ROUND_POINTS
-    assert all(p.limit_violation() is None for p in PRESETS.values())
+    assert 2**63 // MAX_ROUND_POINTS > 4 * 10**15  # rounds before summed points overflow
+    assert limits.MAX_OPPONENTS * limits.MAX_SPECIAL_POINTS <= MAX_ROUND_POINTS
+    assert all(p.limit_violation() is None for p in ALL_PRESETS.values())  # R14.6 too
 
 
 @pytest.mark.parametrize("amount", [MAX_TRANSFER + 1, 2**62, INT64])
@@ -124,20 +124,20 @@ def test_r9_1_a_deal_is_refused_while_a_seated_player_holds_more_than_max_balanc
     assert deal({"A": MAX_BALANCE, "B": 1000}).balances["A"] == MAX_BALANCE
 
 
-PAIR = MAX_ROUND_POINTS // limits.OPPONENTS
+PAIR = MAX_ROUND_POINTS // limits.MAX_OPPONENTS
 
 
 @given(
-    st.lists(st.integers(48, MAX_BALANCE), min_size=2, max_size=4),
-    st.lists(st.integers(-PAIR, PAIR), min_size=6, max_size=6),
+    st.lists(st.integers(48, MAX_BALANCE), min_size=2, max_size=6),
+    st.lists(st.integers(-PAIR, PAIR), min_size=15, max_size=15),
     st.sampled_from([1, 48, 10**6]),
 )
 def test_r9_1_after_a_deal_within_the_limits_every_balance_stays_within_four_max_balances(
     balances: list[int], pair_points: list[int], seat_minimum: int
 ) -> None:
-    """R6.8, R7.1, R8.2, R9.1: with every balance at most MAX_BALANCE at the deal and each
-    pair within a third of MAX_ROUND_POINTS, no gross result nears int64 and no settled
-    balance passes 4 × MAX_BALANCE."""
+    """R6.8, R7.1, R8.2, R9.1, R14.2.1: with every balance at most MAX_BALANCE at the deal, up
+    to six players and each pair within a fifth of MAX_ROUND_POINTS, no gross result nears
+    int64 and no settled balance passes 6 × MAX_BALANCE."""
     rules = STANDARD.with_overrides({"seat_minimum": min(seat_minimum, min(balances))})
     base = round_base({str(i): b for i, b in enumerate(balances)}, rules)
     assert base <= MAX_BALANCE
@@ -147,7 +147,7 @@ def test_r9_1_after_a_deal_within_the_limits_every_balance_stays_within_four_max
         points[i] += p
         points[j] -= p
     assert all(abs(p) <= MAX_ROUND_POINTS for p in points)
-    assert all(abs(g) < 2**63 // 9 for g in gross(points, base))
+    assert all(abs(g) < 2**63 // 4 for g in gross(points, base))
     coins = settle(gross(points, base), balances)
     assert sum(coins) == 0
     assert all(0 <= b + c <= MAX_SETTLED_BALANCE for b, c in zip(balances, coins, strict=True))
@@ -159,30 +159,33 @@ def test_r9_1_after_a_deal_within_the_limits_every_balance_stays_within_four_max
 @pytest.mark.parametrize(
     ("overrides", "field", "says"),
     [
-        ({"scoop_multiplier": INT32}, "ruleset.scoop_multiplier", "from 1 to 10, got 2147483647"),
-        ({"scoop_multiplier": 11}, "ruleset.scoop_multiplier", "from 1 to 10"),
-        ({"home_run_multiplier": INT32}, "ruleset.home_run_multiplier", "from 1 to 10"),
-        ({"home_run_min_players": INT32}, "ruleset.home_run_min_players", "from 2 to 4"),
+        ({"scoop_multiplier": INT32}, "ruleset.scoop_multiplier", "from 1 to 4, got 2147483647"),
+        ({"scoop_multiplier": 5}, "ruleset.scoop_multiplier", "from 1 to 4"),  # R14.5.5
+        ({"home_run_multiplier": INT32}, "ruleset.home_run_multiplier", "from 1 to 4"),
+        ({"home_run_min_players": INT32}, "ruleset.home_run_min_players", "from 3 to 6"),
+        ({"home_run_min_players": 2}, "ruleset.home_run_min_players", "from 3 to 6"),
         ({"seat_minimum": INT64}, "ruleset.seat_minimum", "to 1,000,000,000,000,000"),
         ({"base_stake": INT64}, "ruleset.base_stake", "to 1,000,000,000,000,000"),
         ({"escape_penalty_multiple": INT32}, "ruleset.escape_penalty_multiple", "to 1,000,"),
         ({"arrange_seconds": INT32}, "ruleset.arrange_seconds", "from 1 to 86,400"),
-        ({"special_points": {"dragon": INT32}}, "ruleset.special_points", "limit of 333"),
-        ({"special_points": {"dragon": 334}}, "ruleset.special_points", "dragon scores 334"),
+        ({"special_points": {"dragon": INT32}}, "ruleset.special_points", "limit of 200"),
+        ({"special_points": {"dragon": 201}}, "ruleset.special_points", "dragon scores 201"),
+        ({"special_points": {"dragon": 0}}, "ruleset.special_points", "dragon scores 0"),
         (
             {"pile_bonuses": {"middle": {"straight_flush": INT32}}},
             "ruleset.pile_bonuses",
             "middle.straight_flush is worth 2147483647, above the limit of 100",
         ),
         (
-            {"preset": "fujian", "scoop_multiplier": 10},  # 3 × 18 × 10 × 2 = 1,080 points
+            # R14: 5 × (33 × 4 + 3) × 2 × 2 = 2,700 points
+            {"preset": "puxian6", "scoop_multiplier": 4, "scoop_bonus": 3},
             "ruleset",
-            "win or lose 1,080 points in a round, above the limit of 1,000",
+            "win or lose 2,700 points in a round, above the limit of 2,000",
         ),
         (
-            {"pile_bonuses": {"back": {"flush": 100}}, "home_run_multiplier": 2},
+            {"pile_bonuses": {"back": {"flush": 100}}, "scoop_multiplier": 4},
             "ruleset",
-            "1,224 points",
+            "2,448 points",
         ),
         (
             {"stake_policy": "fixed", "base_stake": 10**14},  # × seat_minimum 48
@@ -205,11 +208,13 @@ def test_r13_a_new_tables_parameters_above_their_limits_are_refused(
 @pytest.mark.parametrize(
     "overrides",
     [
-        {"scoop_multiplier": 10},
-        {"home_run_multiplier": 10},
-        {"special_points": {"supreme_dragon": 333}},
+        {"scoop_multiplier": 4},
+        {"home_run_multiplier": 4},
+        {"special_points": {"supreme_dragon": 200}},
         {"pile_bonuses": {"back": {"straight_flush": 100}}, "scoop_multiplier": 1},
         {"preset": "fujian", "scoop_multiplier": 4, "home_run_multiplier": 4},  # 864 points
+        {"preset": "puxian6"},  # R14.6: 1,320 points
+        {"preset": "puxian", "horse_both_holders": "stack"},  # one 8h: a factor of 2 at most
         {"escape_penalty_multiple": 1000, "arrange_seconds": 86_400},
         {"stake_policy": "fixed", "base_stake": 10**13, "seat_minimum": 100},
         {"seat_minimum": MAX_BALANCE},
@@ -221,7 +226,8 @@ def test_r13_parameters_at_their_limits_are_accepted(overrides: dict[str, object
 
 
 def test_r6_max_round_points_bounds_every_pair_by_piles_scoops_home_runs_and_specials() -> None:
-    """R6.1–R6.8: three opponents × max(best special, best piles × scoop × home run)."""
+    """R6.1–R6.8: three opponents × max(best special, best piles × scoop × home run); R14:
+    × the horse, + the scoop bonus, over max_players − 1 opponents."""
     assert STANDARD.max_round_points == 3 * 108
     no_dragons = {"supreme_dragon": 1, "dragon": 1, "twelve_royals": 1}
     flat = STANDARD.with_overrides({"special_points": no_dragons | {"three_quads": 1}})
@@ -261,6 +267,13 @@ def scored_rounds(draw: st.DrawFn) -> tuple[Ruleset, list[int]]:
             "special_points": draw(
                 st.dictionaries(st.sampled_from([s.id for s in Special]), st.integers(0, 500))
             ),
+            # R14: the variants that multiply or add
+            "horse_card": draw(st.sampled_from(["none", "8h", "As", "2c"])),
+            "horse_multiplier": draw(st.integers(2, 4)),
+            "horse_both_holders": draw(st.sampled_from(["cancel", "stack"])),
+            "scoop_bonus": draw(st.integers(0, 3)),
+            "roll_over_counts_as_scoop": draw(st.booleans()),
+            "special_order": draw(st.sampled_from(["table", "points"])),
         }
     )
     deck = draw(st.permutations(DECK))
@@ -276,7 +289,7 @@ def scored_rounds(draw: st.DrawFn) -> tuple[Ruleset, list[int]]:
             if how == "special":
                 with contextlib.suppress(SpecialError):
                     play = declare(hand, "any", ruleset)
-        seats.append(Seat(f"P{k}", play))
+        seats.append(Seat(f"P{k}", play, hand))
     return ruleset, score_round(seats, ruleset).points
 
 
@@ -310,7 +323,7 @@ def test_r13_offline_scoring_is_not_held_to_the_limits() -> None:
     """``thirteen score`` stores nothing and counts in Python integers: only a new table
     (``strict``, as OpenTable asks) is held to the limits."""
     assert resolve({"scoop_multiplier": 1000}).max_round_points == 3 * 3 * 1000 * 2
-    with pytest.raises(RulesetError, match="from 1 to 10"):
+    with pytest.raises(RulesetError, match="from 1 to 4"):
         resolve({"scoop_multiplier": 1000}, strict=True)
 
 
