@@ -163,7 +163,8 @@ def _four_trips(cards: Sequence[Card], rules: Counting) -> bool:
 def _five_pairs_trips(cards: Sequence[Card], rules: Counting) -> bool:
     counts = _rank_counts(cards)
     for rank, count in counts.items():
-        if count >= 3:
+        # exact (R14.4.1): the trips are a rank held three times, not part of five copies
+        if count == 3 or (rules.partition and count > 3):
             rest = [c - 3 if r == rank else c for r, c in counts.items()]
             if rules.partition:
                 if _groups(rest, 2) >= 5:
