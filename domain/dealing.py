@@ -1,7 +1,7 @@
-"""What a deal records (R8.3, R8.4, R10.1, R12, R14.2.4): the hands from the committed seed, the client
-seed and the players' seeds, the base stake and every balance fixed, the deadline set; refused
-while anything it would record exceeds ``domain.rules.limits``. ``Round(**deal_record(...))``
-records it in its ``Dealt`` event."""
+"""What a deal records (R8.3, R8.4, R10.1, R12, R14.2.4): the hands from the committed seed, the
+client seed and the players' seeds, the base stake and every balance fixed, the deadline set;
+refused while anything it would record exceeds ``domain.rules.limits``.
+``Round(**deal_record(...))`` records it in its ``Dealt`` event."""
 
 from __future__ import annotations
 
@@ -51,7 +51,11 @@ def deal_record(
             field="players",
         )
     hands = deal(
-        server_seed, mixed, round_id, len(players), deck=ruleset.deck,
+        server_seed,
+        mixed,
+        round_id,
+        len(players),
+        deck=ruleset.deck,
         max_players=ruleset.max_players,
     )
     base = round_base(balances, ruleset)

@@ -138,7 +138,9 @@ def horse_card(value: Any, _: Any) -> Card | None:
     try:
         return parse_card(value)
     except CardError:
-        raise RulesetError(f"expected {NO_HORSE} or a card such as 8h, got {quoted(value)}") from None
+        raise RulesetError(
+            f"expected {NO_HORSE} or a card such as 8h, got {quoted(value)}"
+        ) from None
 
 
 def extra_suits(value: Any, _: Any) -> str:
@@ -157,9 +159,7 @@ def extra_specials(value: Any, _: Any) -> tuple[Special, ...]:
     if not isinstance(value, (list, tuple)) or not all(
         isinstance(v, str) and v in known for v in value
     ):
-        raise RulesetError(
-            f"expected a list from {', '.join(known)}, got {quoted(value)}"
-        )
+        raise RulesetError(f"expected a list from {', '.join(known)}, got {quoted(value)}")
     return tuple(s for s in EXTRA_SPECIALS if s.id in value)
 
 

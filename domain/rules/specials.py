@@ -275,9 +275,10 @@ def five_card_subsets(cards: Sequence[Card], order: Wheel = "second") -> Subsets
         five = tuple(cards[i] for i in combo)
         a, b, c, d, e = kev[five[0]], kev[five[1]], kev[five[2]], kev[five[3]], kev[five[4]]
         if a & b & c & d & e & 0xF000:
-            value = flushes.get((a | b | c | d | e) >> 16) or others[
-                -(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)
-            ]
+            value = (
+                flushes.get((a | b | c | d | e) >> 16)
+                or others[-(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+            )
         else:
             value = others[(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
         subsets.append((sum(1 << i for i in combo), five, value))

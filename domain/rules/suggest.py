@@ -36,9 +36,7 @@ def suggest(cards: Sequence[Card], ruleset: Ruleset) -> Suggestion:
     cards = by_strength(cards)
     wheel = ruleset.pile_order  # R2.3, R14.3.3, R14.3.4
     subsets = five_card_subsets(cards, wheel)
-    found = qualifying(
-        cards, counting=ruleset.counting, specials=ruleset.specials, subsets=subsets
-    )
+    found = qualifying(cards, counting=ruleset.counting, specials=ruleset.specials, subsets=subsets)
     best: tuple[tuple[int, int, int], Arrangement] | None = None
     for mask, back, _ in subsets:
         # by position, so that two copies of a card are two cards (R14.2.3)

@@ -14,7 +14,7 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domain import visibility
-from domain.errors import CardError, RuleError, quoted
+from domain.errors import CardError, RuleError, RulesetError, quoted
 from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
 from domain.rules.cards import Card, parse_card
@@ -99,7 +99,22 @@ def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
             }
         if parameters.special_points:
             spec["special_points"] = dict(parameters.special_points)
-    return resolve(spec, strict=True)
+    return served(resolve(spec, strict=True))
+
+
+def served(rules: Ruleset) -> Ruleset:
+    """A ruleset this service can play: the regional variants (R14: the ``puxian`` presets)
+    are scored by the domain, but the tables, the deal, the views and the reports do not serve
+    them yet (five or six seats, copies of a card, the horse), so a table is not opened on one."""
+    variants = rules.variants()
+    if variants:
+        names = ", ".join(list(variants)[:3]) + (", …" if len(variants) > 3 else "")
+        raise RulesetError(
+            f"ruleset {rules.name}: the regional variants of R14 ({names}) are not served by "
+            "OpenTable yet; open the table with standard or fujian",
+            field="ruleset",
+        )
+    return rules
 
 
 def ruleset_parameters(rules: Ruleset) -> pb.RulesetParameters:

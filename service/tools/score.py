@@ -1,7 +1,8 @@
 """The JSON shapes of ``thirteen score`` and ``thirteen suggest`` (a public contract).
 
 Input is validated here, before the domain is asked anything, so every message names the player
-and the card or field at fault.
+and the card or field at fault. A ruleset's variants (R14) apply: up to ``max_players`` players,
+and with extra suits a card as often as the deck holds it (R14.2.3).
 """
 
 from __future__ import annotations
@@ -33,6 +34,29 @@ class _Player:
     player_id: str
     play: Play
     balance: int | None
+    cards: tuple[Card, ...]
+
+
+class _Seen:
+    """Who holds each card given so far, against how many copies the deck has (R14.2.3)."""
+
+    def __init__(self, copies: Mapping[Card, int]) -> None:
+        self.copies = copies
+        self.owners: dict[Card, list[str]] = {}
+
+    def add(self, card: Card, who: str) -> None:
+        owners = self.owners.setdefault(card, [])
+        allowed = self.copies.get(card, 1)
+        if len(owners) >= allowed:
+            if allowed > 1:
+                raise InputError(
+                    f"{who}: card {card} is given {len(owners) + 1} times; the deck holds "
+                    f"{allowed} (R14.2.3)"
+                )
+            owner = owners[0]
+            where = "appears twice in their hand" if owner == who else f"is also in {owner}'s hand"
+            raise InputError(f"{who}: card {card} {where}")
+        owners.append(who)
 
 
 def _mapping(value: Any, what: str) -> Mapping[str, Any]:
@@ -60,7 +84,7 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _cards(value: Any, who: str, what: str, seen: dict[Card, str]) -> tuple[Card, ...]:
+def _cards(value: Any, who: str, what: str, seen: _Seen) -> tuple[Card, ...]:
     if not isinstance(value, list):
         raise InputError(f"{who}: {what} must be a list of cards")
     cards = []
@@ -69,16 +93,12 @@ def _cards(value: Any, who: str, what: str, seen: dict[Card, str]) -> tuple[Card
             card = parse_card(text)
         except RuleError as error:
             raise InputError(f"{who}: {error.message}") from None
-        if card in seen:
-            owner = seen[card]
-            where = "appears twice in their hand" if owner == who else f"is also in {owner}'s hand"
-            raise InputError(f"{who}: card {card} {where}")
-        seen[card] = who
+        seen.add(card, who)
         cards.append(card)
     return tuple(cards)
 
 
-def _player(data: Any, index: int, ruleset: Ruleset, seen: dict[Card, str]) -> _Player:
+def _player(data: Any, index: int, ruleset: Ruleset, seen: _Seen) -> _Player:
     data = _mapping(data, f"player {index + 1}")
     player_id = data.get("id")
     if not isinstance(player_id, str) or not player_id:
@@ -102,7 +122,7 @@ def _player(data: Any, index: int, ruleset: Ruleset, seen: dict[Card, str]) -> _
             arrangement = _arrangement(data, who, seen)
             cards, split = arrangement.cards, Split(*arrangement.piles)
         try:
-            return _Player(player_id, declare(cards, declared, ruleset, split), balance)
+            return _Player(player_id, declare(cards, declared, ruleset, split), balance, cards)
         except RuleError as error:
             raise InputError(f"{who}: {error.message}") from None
     if "cards" in data:
@@ -110,16 +130,18 @@ def _player(data: Any, index: int, ruleset: Ruleset, seen: dict[Card, str]) -> _
             f"{who}: 'cards' goes with a 'special'; arrange the hand into "
             "front, middle and back instead"
         )
-    return _Player(player_id, Play(_arrangement(data, who, seen)), balance)
+    arrangement = _arrangement(data, who, seen)
+    return _Player(player_id, Play(arrangement), balance, arrangement.cards)
 
 
-def _arrangement(data: Mapping[str, Any], who: str, seen: dict[Card, str]) -> Arrangement:
+def _arrangement(data: Mapping[str, Any], who: str, seen: _Seen) -> Arrangement:
     missing = [p for p in PILE_NAMES if p not in data]
     if missing:
         raise InputError(f"{who}: missing {', '.join(missing)} (or give a special)")
     piles = [_cards(data[p], who, p, seen) for p in PILE_NAMES]
     try:
-        return Arrangement.of(*piles)
+        # the player's cards are what they place: ``seen`` held them to the deck (R14.2.3)
+        return Arrangement.of(*piles, dealt=[c for pile in piles for c in pile])
     except RuleError as error:
         raise InputError(f"{who}: {error.message}") from None
 
@@ -135,10 +157,11 @@ def score_line(data: Any) -> dict[str, Any]:
     ruleset = _ruleset(data)
     base = _count(data["base"], "base") if "base" in data else None
     players_data = data.get("players")
-    if not isinstance(players_data, list) or not 2 <= len(players_data) <= 4:
+    most = ruleset.max_players  # R10.1, R14.2.1
+    if not isinstance(players_data, list) or not 2 <= len(players_data) <= most:
         count = len(players_data) if isinstance(players_data, list) else "no"
-        raise InputError(f"a round needs 2 to 4 players, got {count}")
-    seen: dict[Card, str] = {}
+        raise InputError(f"a round needs 2 to {most} players, got {count}")
+    seen = _Seen(ruleset.copies)
     players: list[_Player] = []
     ids = [p.get("id") if isinstance(p, Mapping) else None for p in players_data]
     for player_id in ids:
@@ -146,7 +169,7 @@ def score_line(data: Any) -> dict[str, Any]:
             raise InputError(f"player id {json_text(player_id)} appears twice")
     for index, entry in enumerate(players_data):
         players.append(_player(entry, index, ruleset, seen))
-    score = score_round([Seat(p.player_id, p.play) for p in players], ruleset)
+    score = score_round([Seat(p.player_id, p.play, p.cards) for p in players], ruleset)
     return format_score(score, base, [p.balance for p in players])
 
 
@@ -187,7 +210,7 @@ def suggest_line(data: Any) -> dict[str, Any]:
     data = _mapping(data, "a hand")
     _unknown_keys(data, {"cards", "ruleset"}, "")
     ruleset = _ruleset(data)
-    cards = _cards(data.get("cards"), "hand", "cards", {})
+    cards = _cards(data.get("cards"), "hand", "cards", _Seen(ruleset.copies))
     if len(cards) != 13:
         raise InputError(f"hand: needs 13 cards, got {len(cards)}")
     return format_suggestion(suggest(cards, ruleset))

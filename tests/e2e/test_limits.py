@@ -163,9 +163,9 @@ def _views_follow(server: Any, player: str, transfer_id: str) -> None:
 
 
 _LIMITS = [
-    ("scoop_multiplier", table_pb2.RulesetParameters(scoop_multiplier=INT32), "1 to 10"),
-    ("home_run_multiplier", table_pb2.RulesetParameters(home_run_multiplier=11), "1 to 10"),
-    ("home_run_min_players", table_pb2.RulesetParameters(home_run_min_players=INT32), "2 to 4"),
+    ("scoop_multiplier", table_pb2.RulesetParameters(scoop_multiplier=INT32), "1 to 4"),
+    ("home_run_multiplier", table_pb2.RulesetParameters(home_run_multiplier=5), "1 to 4"),
+    ("home_run_min_players", table_pb2.RulesetParameters(home_run_min_players=INT32), "3 to 6"),
     ("seat_minimum", table_pb2.RulesetParameters(seat_minimum=INT64), "1,000,000,000,000,000"),
     ("base_stake", table_pb2.RulesetParameters(base_stake=INT64), "1,000,000,000,000,000"),
     (
@@ -177,7 +177,7 @@ _LIMITS = [
     (
         "special_points",
         table_pb2.RulesetParameters(special_points={"dragon": INT32}),
-        "limit of 333",
+        "limit of 200",
     ),
     (
         "pile_bonuses",
@@ -211,27 +211,49 @@ def test_r13_a_parameter_above_its_limit_refuses_the_table(
 def test_r13_parameters_that_together_could_score_more_than_a_round_allows_refuse_the_table(
     server: ServerThread,
 ) -> None:
-    """table.proto: a player wins or loses at most 1,000 points in a round; fujian's best piles
-    (3 + 10 + 5) scooped ×10 and home-run ×2 against three players would be 1,080."""
+    """table.proto: a player wins or loses at most 2,000 points in a round; a back flush worth
+    100 with the other piles' 1 and 1, scooped ×4 and home-run ×2 against three players would be
+    2,448."""
+    bonuses = table_pb2.PileBonuses(back={"flush": 100})
     with nothing_stored(server):
         assert_refused(
             server.tables.OpenTable,
             table_pb2.OpenTableRequest(
                 table_id="t",
-                ruleset="fujian",
-                ruleset_parameters=table_pb2.RulesetParameters(scoop_multiplier=10),
+                ruleset_parameters=table_pb2.RulesetParameters(
+                    pile_bonuses=bonuses, scoop_multiplier=4
+                ),
             ),
             INVALID,
             "INVALID_RULESET",
             field="ruleset",
-            says="1,080 points in a round, above the limit of 1,000",
+            says="2,448 points in a round, above the limit of 2,000",
         )
     opened = open_table(
         server,
         "t",
-        parameters=table_pb2.RulesetParameters(scoop_multiplier=10, arrange_seconds=86_400),
+        parameters=table_pb2.RulesetParameters(scoop_multiplier=4, arrange_seconds=86_400),
     )
-    assert opened.ruleset_parameters.scoop_multiplier == 10
+    assert opened.ruleset_parameters.scoop_multiplier == 4
+
+
+@pytest.mark.parametrize("preset", ["puxian", "puxian5", "puxian6"])
+def test_r14_6_opentable_refuses_the_variant_presets_it_does_not_serve_yet(
+    server: ServerThread, preset: str
+) -> None:
+    """R14.6: the domain scores the puxian presets, but tables, deals and views do not serve
+    R14's variants yet (five or six seats, copies of a card, the horse): OpenTable refuses
+    them with INVALID_ARGUMENT on ``ruleset``, saying so, and no table opens."""
+    with nothing_stored(server):
+        assert_refused(
+            server.tables.OpenTable,
+            table_pb2.OpenTableRequest(table_id="t", ruleset=preset),
+            INVALID,
+            "INVALID_RULESET",
+            field="ruleset",
+            says="regional variants of R14 (horse_card",
+        )
+    assert open_table(server, "t", ruleset="fujian").ruleset == "fujian"
 
 
 def test_r13_a_table_opened_before_the_limits_still_loads_but_deals_no_round_past_them(
