@@ -73,7 +73,7 @@ class Ruleset:
     base_stake: int = 1  # R8.3: the table's one base when stake_policy is fixed
     escape_penalty_multiple: int = 25  # R11.1
     arrange_seconds: int = 60  # R10.2
-    horse_card: Card | None = None  # R14.1.1
+    horse_card: Card | None = None  # R14.1.1; public with the ruleset, R14.1.6
     horse_multiplier: int = 2  # R14.1.1
     horse_both_holders: str = "cancel"  # R14.1.1, R14.1.3
     max_players: int = 4  # R14.2.1
