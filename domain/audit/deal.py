@@ -27,6 +27,7 @@ class Proofs:
         if server_seed not in self._found:
             dealt = self.dealt
             hands = [dealt.hands.get(p, []) for p in dealt.players]
+            rules = Ruleset.from_dict(dealt.ruleset)  # R14.2.4: the deck of the table's ruleset
             self._found[server_seed] = prove(
                 server_seed,
                 dealt.commitment,
@@ -34,6 +35,8 @@ class Proofs:
                 dealt.round_id,
                 hands,
                 in_seat_order(dealt.players, dealt.player_seeds),
+                deck=rules.deck,
+                max_players=rules.max_players,
             )
         return self._found[server_seed]
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.fairness.shuffle import deal, effective_client_seed, verify_commitment
-from domain.rules.cards import format_cards
+from domain.rules.cards import DECK, Card, format_cards
 
 
 @dataclass(frozen=True)
@@ -61,19 +61,23 @@ def prove(
     round_id: str,
     hands: Sequence[Sequence[str]],
     player_seeds: Sequence[tuple[str, str]] = (),
+    deck: Sequence[Card] = DECK,
+    max_players: int = 4,
 ) -> Proof:
     """R12.6: check a revealed ``server_seed`` (hex) against the ``commitment`` published before
     the deal, and recompute the deal for ``hands``, the recorded hands in seat order (two-letter
     cards, R1.2; R12.5: the k-th player got positions 13k … 13k+12), from the client seed with
-    ``player_seeds`` mixed in (R12.8: (player_id, player_seed) in seat order, "" for none)."""
+    ``player_seeds`` mixed in (R12.8: (player_id, player_seed) in seat order, "" for none), from
+    the ruleset's ``deck`` of N cards to at most its ``max_players`` (R14.2.1, R14.2.4)."""
     try:
         seed = bytes.fromhex(server_seed)
     except ValueError:
         return Proof(False, False, False, tuple(range(len(hands))))
     matches = verify_commitment(seed, commitment)
-    if not 2 <= len(hands) <= 4:  # no deal gives these (R10.1): none of them is right
-        return Proof(True, matches, False, tuple(range(len(hands))))
-    dealt = deal(seed, effective_client_seed(client_seed, player_seeds), round_id, len(hands))
+    if not 2 <= len(hands) <= max_players or 13 * len(hands) > len(deck):  # R10.1, R14.2.1
+        return Proof(True, matches, False, tuple(range(len(hands))))  # no deal gives these
+    mixed = effective_client_seed(client_seed, player_seeds)
+    dealt = deal(seed, mixed, round_id, len(hands), deck=deck, max_players=max_players)
     wrong = tuple(
         seat
         for seat, (recorded, cards) in enumerate(zip(hands, dealt, strict=True))
