@@ -304,8 +304,8 @@ def describe(value: int) -> str:
         if key in _WHEEL_KEY.values():
             return f"{category.words}, 5-high (wheel)"
         return f"{category.words}, {_rank_word(12 if key == _BROADWAY_KEY else key + 2)}-high"
-    if category in (Category.FLUSH, Category.HIGH_CARD):
-        return f"{category.words}, {_rank_word(ranks[0])}-high"
+    if category in (Category.FLUSH, Category.HIGH_CARD):  # R14.3.4 may put a pair first
+        return f"{category.words}, {_rank_word(max(ranks))}-high"
     if category is Category.FULL_HOUSE and len(ranks) > 1:
         return f"{category.words}, {_rank_word(ranks[0], True)} over {_rank_word(ranks[1], True)}"
     if category is Category.TWO_PAIR:

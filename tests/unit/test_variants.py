@@ -281,6 +281,7 @@ def test_r14_3_4_flush_pairs_first_puts_two_pairs_over_one_over_none() -> None:
     plain = PileOrder()
     assert value5(cards("Ad Kd Qd Jd 9d"), plain) > value5(cards("Kd Kd Qd Jd 9d", rules), plain)
     assert category_of(one) is Category.FLUSH
+    assert describe(two) == "flush, 7-high"
 
 
 # R14.4: specials with copies --------------------------------------------------------------------
