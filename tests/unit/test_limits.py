@@ -289,7 +289,7 @@ def scored_rounds(draw: st.DrawFn) -> tuple[Ruleset, list[int]]:
             if how == "special":
                 with contextlib.suppress(SpecialError):
                     play = declare(hand, "any", ruleset)
-        seats.append(Seat(f"P{k}", play, hand))
+        seats.append(Seat(f"P{k}", play, tuple(hand)))
     return ruleset, score_round(seats, ruleset).points
 
 

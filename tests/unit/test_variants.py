@@ -4,6 +4,7 @@ vectors, and each variant rule on its own."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from domain.dealing import deal_record
 from domain.errors import ArrangementError, CardError, DeclarationRefused, RuleError
 from domain.fairness.shuffle import deal, shuffled_deck, undealt
 from domain.rules.arrangement import Arrangement
-from domain.rules.cards import DECK, deck_of, parse_cards
+from domain.rules.cards import DECK, Card, deck_of, parse_cards
 from domain.rules.hands import Category, PileOrder, category_of, describe, value5
 from domain.rules.play import NO_ARRANGEMENT, Play, declare
 from domain.rules.ruleset import PUXIAN, PUXIAN5, STANDARD, Ruleset, resolve
@@ -31,7 +32,7 @@ EX3 = {
 }
 
 
-def cards(text: str, ruleset: Ruleset = STANDARD) -> tuple:
+def cards(text: str, ruleset: Ruleset = STANDARD) -> tuple[Card, ...]:
     return parse_cards(text.replace("|", " ").split(), copies=ruleset.copies)
 
 
@@ -130,7 +131,7 @@ def test_r14_2_1_example_5_a_deal_of_five_is_refused_under_max_players_4() -> No
     assert [len(h) for h in record["hands"].values()] == [13] * 5
 
 
-def _deal_args(balances: dict[str, int], ruleset: Ruleset) -> dict:
+def _deal_args(balances: dict[str, int], ruleset: Ruleset) -> dict[str, Any]:
     return dict(
         round_id="r1",
         table_id="t",
@@ -428,7 +429,7 @@ def test_r14_1_2_a_holder_is_read_from_the_dealt_cards_whatever_is_played() -> N
     ],
 )
 def test_r14_1_1_each_variant_parameter_out_of_range_is_refused_naming_it(
-    spec: dict, field: str
+    spec: dict[str, Any], field: str
 ) -> None:
     """R14 (chapter): a value outside its range is refused, naming the parameter."""
     with pytest.raises(RuleError) as refused:
