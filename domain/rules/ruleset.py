@@ -35,7 +35,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from domain.errors import MAX_QUOTED, RuleError, RulesetError, quoted
-from domain.rules import limits
+from domain.rules import limits, putian
 from domain.rules.cards import Card, deck_copies, deck_of
 from domain.rules.hands import Category, PileOrder
 from domain.rules.parameters import (
@@ -48,8 +48,6 @@ from domain.rules.parameters import (
     recorded,
 )
 from domain.rules.specials import BASE_SPECIALS, Counting, Special
-
-__all__ = ["FUJIAN", "PILES", "PRESETS", "PUXIAN", "PUXIAN5", "PUXIAN6", "STANDARD", "Ruleset"]
 
 
 @dataclass(frozen=True)
@@ -320,63 +318,13 @@ FUJIAN = STANDARD.with_overrides(
 )
 """R13 ``fujian``: ``standard`` with pile bonuses."""
 
-_PUXIAN_POINTS = {
-    "supreme_dragon": 104,
-    **dict.fromkeys(("dragon", "three_quads", "four_trips"), 52),
-    **dict.fromkeys(("twelve_royals", "three_straight_flushes", "two_fives_one_trips"), 26),
-    "six_of_a_kind": 20,
-    **dict.fromkeys(
-        (
-            "all_big",
-            "all_small",
-            "one_color",
-            "five_pairs_trips",
-            "six_pairs",
-            "three_straights",
-            "three_flushes",
-        ),
-        6,
-    ),
-    "two_monsters_front_trips": None,  # absent: cannot be declared (R14.5.4)
-}
-
-PUXIAN = STANDARD.with_overrides(
-    {
-        "name": "puxian",
-        "horse_card": "8h",
-        "horse_multiplier": 2,
-        "horse_both_holders": "cancel",
-        "roll_over_counts_as_scoop": False,
-        "scoop_multiplier": 2,
-        "scoop_bonus": 0,
-        "home_run_multiplier": 2,
-        "home_run_min_players": 3,
-        "pile_bonuses": {
-            "front": {"three_of_a_kind": 3},
-            "middle": {
-                "full_house": 2,
-                "four_of_a_kind": 8,
-                "straight_flush": 10,
-                "five_of_a_kind": 20,
-            },
-            "back": {"four_of_a_kind": 4, "straight_flush": 5, "five_of_a_kind": 10},
-        },
-        "special_points": _PUXIAN_POINTS,
-        "special_order": "points",
-        "special_counting": "partition",
-        "quad_counts_as_two_pairs": True,
-        "group_kickers": False,
-        "flush_pairs_first": True,
-        "extra_specials": ["two_fives_one_trips", "six_of_a_kind"],
-        "wheel": "second",
-    }
-)
+PUXIAN = STANDARD.with_overrides(putian.PUXIAN)
 """R14.6 ``puxian``: the Putian (莆仙) tables' rules for four players."""
 
-PUXIAN5 = PUXIAN.with_overrides({"name": "puxian5", "max_players": 5, "extra_suits": ["d"]})
+PUXIAN5 = PUXIAN.with_overrides(putian.FIVE_SEATS)
 """R14.6 ``puxian5``: ``puxian`` for five players, with a second suit of diamonds."""
 
-PUXIAN6 = PUXIAN.with_overrides({"name": "puxian6", "max_players": 6, "extra_suits": ["d", "c"]})
+PUXIAN6 = PUXIAN.with_overrides(putian.SIX_SEATS)
 """R14.6 ``puxian6``: ``puxian`` for six players, with second diamonds and clubs."""
 
 PRESETS = {"standard": STANDARD, "fujian": FUJIAN}
