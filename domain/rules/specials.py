@@ -65,9 +65,11 @@ class Special(enum.Enum):
     def from_id(cls, ident: str) -> Special:
         special = _BY_ID.get(ident) if isinstance(ident, str) else None
         if special is None:
-            known = ", ".join(_BY_ID)
+            known = ", ".join(s.id for s in BASE_SPECIALS)
             raise SpecialError(
-                f"unknown special {quoted(ident)}; known: {known}, or 'any'", field="special"
+                f"unknown special {quoted(ident, 20)}; known: {known}, R14.4.3's where "
+                "enabled, or 'any'",
+                field="special",
             )
         return special
 
