@@ -186,7 +186,12 @@ class Round(Aggregate):
         return [p for p in self.players if p not in self.escaped]
 
     def hand(self, player_id: str) -> tuple[Card, ...]:
-        return parsed_cards(tuple(self.hands[player_id]))
+        return parsed_cards(tuple(self.hands[player_id]), self._copies)
+
+    @property
+    def _copies(self) -> int:
+        """R14.2.3: how often a card may appear in a hand: twice with an extra suit."""
+        return 2 if self.ruleset.extra_suits else 1
 
     def play_of(self, player_id: str) -> Play:
         """What the player brings to the showdown: the latest submission (R4.3)."""
@@ -194,7 +199,7 @@ class Round(Aggregate):
         if submission is None:
             return NO_ARRANGEMENT
         piles = (tuple(submission[pile]) for pile in PILE_NAMES)
-        return stored_play(submission.get("special", ""), *piles)
+        return stored_play(submission.get("special", ""), *piles, self._copies)
 
     def not_ready(self) -> list[str]:
         """R10.3: active players with no arrangement, or a foul one."""

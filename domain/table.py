@@ -16,7 +16,6 @@ from domain.fairness.shuffle import commitment
 from domain.ids import table_uuid
 from domain.rules.ruleset import Ruleset
 
-MAX_SEATS = 4
 MIN_PLAYERS = 2
 _DERIVED = ("ruleset", "_round_set")  # computed from the state, left out of copies
 
@@ -187,11 +186,12 @@ class Table(Aggregate):
         return seed
 
     def sit_down(self, player_id: str, at: datetime) -> None:
-        """R10.1: at most four seats; sitting down again is a no-op."""
+        """R10.1: at most four seats (``max_players``, R14.2.1); sitting down again is a no-op."""
         if player_id in self.seats:
             return
-        if len(self.seats) >= MAX_SEATS:
-            raise SeatError(f"table {self.table_id} is full ({MAX_SEATS} seats)")
+        seats = self.ruleset.max_players
+        if len(self.seats) >= seats:
+            raise SeatError(f"table {self.table_id} is full ({seats} seats)")
         self._sat_down(player_id, at)
 
     @event(PlayerSatDown)

@@ -95,15 +95,24 @@ STORED_PLAYS = 4_096  # submissions, about 1.5 kB each besides their piles: 6 Mi
 
 
 @lru_cache(maxsize=PARSED_PILES)
-def parsed_cards(texts: tuple[str, ...]) -> tuple[Card, ...]:
-    return parse_cards(texts)
+def parsed_cards(texts: tuple[str, ...], copies: int = 1) -> tuple[Card, ...]:
+    """Stored cards, each at most ``copies`` times (2 with extra suits, R14.2.3)."""
+    return parse_cards(texts, copies=copies)
 
 
 @lru_cache(maxsize=STORED_PLAYS)
 def stored_play(
-    special: str, front: tuple[str, ...], middle: tuple[str, ...], back: tuple[str, ...]
+    special: str,
+    front: tuple[str, ...],
+    middle: tuple[str, ...],
+    back: tuple[str, ...],
+    copies: int = 1,
 ) -> Play:
-    piles = (parsed_cards(front), parsed_cards(middle), parsed_cards(back))
+    piles = (
+        parsed_cards(front, copies),
+        parsed_cards(middle, copies),
+        parsed_cards(back, copies),
+    )
     if special:
         split = Split(*piles) if piles[0] else None
         return Play(special=Special.from_id(special), split=split)
