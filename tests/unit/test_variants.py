@@ -496,3 +496,31 @@ def test_r14_3_1_suggest_uses_five_of_a_kind_and_copies() -> None:
     assert sorted(arrangement.cards) == sorted(hand)
     assert arrangement.foul_reason(rules.pile_order) is None
     assert category_of(value5(arrangement.back, rules.pile_order)) is Category.FIVE_OF_A_KIND
+
+
+def test_r14_2_6_a_home_run_at_six_seats_scoops_all_five_others() -> None:
+    """R14.2.6, R6.7: with six players a home run needs five scoops; A's five pairs are then
+    each doubled once more (15 pairs in all)."""
+    import random
+
+    rules = resolve({"max_players": 6, "extra_suits": ["d", "c"]})
+    a_text = "Qc Qd Qh | Kc Kc Kd Kd Kh | Ac Ac Ad Ad Ah"
+    a_cards = cards(a_text, rules)
+    rest = list(rules.deck)
+    for card in a_cards:
+        rest.remove(card)
+    random.Random(14).shuffle(rest)
+    seats = [seat("A", a_text, rules)]
+    for k, name in enumerate("BCDEF"):
+        hand = tuple(rest[13 * k : 13 * k + 13])
+        seats.append(Seat(name, Play(suggest(hand, rules).arrangement), hand))
+    score = score_round(seats, rules)
+    a_pairs = [p for p in score.pairs if "A" in (p.a, p.b)]
+    assert len(score.pairs) == 15 and len(a_pairs) == 5
+    assert all(p.home_run and p.scoop for p in a_pairs)
+    assert [p.points for p in a_pairs] == [3 * 2 * 2] * 5
+    assert score.players[0].points == 60
+    five = rules.with_overrides({"home_run_min_players": 6})  # R14.5.5: six needed, five play
+    fewer = score_round(seats[:5], five)
+    assert not any(p.home_run for p in fewer.pairs)
+    assert fewer.players[0].points == 4 * 3 * 2
