@@ -238,19 +238,23 @@ def _tables_of(wheel: Wheel) -> tuple[dict[int, int], dict[int, int]]:
 
 
 _tables_of("second")
+_tables_of("lowest")
 
 
 def value5(cards: Sequence[Card], wheel: Wheel = "second") -> int:
     """R2.1, R2.3: the value of a five-card (middle or back) pile; R14.3 under a ``PileOrder``."""
     kev = _KEV
     a, b, c, d, e = kev[cards[0]], kev[cards[1]], kev[cards[2]], kev[cards[3]], kev[cards[4]]
-    flushes, others = _TABLES.get(wheel) or _tables_of(wheel)
+    try:
+        tables = _TABLES[wheel]
+    except KeyError:
+        tables = _tables_of(wheel)
     if a & b & c & d & e & 0xF000:
-        value = flushes.get((a | b | c | d | e) >> 16)
-        if value is not None:
-            return value
-        return others[-(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
-    return others[(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+        try:
+            return tables[0][(a | b | c | d | e) >> 16]
+        except KeyError:  # a repeated rank in one suit: only copies give it (R14.2.3)
+            return tables[1][-(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
+    return tables[1][(a & 0xFF) * (b & 0xFF) * (c & 0xFF) * (d & 0xFF) * (e & 0xFF)]
 
 
 def value3(cards: Sequence[Card]) -> int:

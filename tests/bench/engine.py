@@ -1,5 +1,6 @@
 """Rules-engine benchmarks: evaluation speed against a naive evaluator, round scoring, and the
-worst case of special detection plus suggestion."""
+worst case of special detection plus suggestion; a six-seat ``puxian6`` round (R14) beside a
+four-seat ``standard`` one."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable, Sequence
 from domain.rules.cards import DECK, Card, parse_cards
 from domain.rules.hands import value5
 from domain.rules.play import Play
-from domain.rules.ruleset import STANDARD
+from domain.rules.ruleset import PUXIAN6, STANDARD, Ruleset
 from domain.rules.scoring import Seat, score_round
 from domain.rules.suggest import suggest
 
@@ -57,22 +58,29 @@ def evaluation(rng: random.Random, count: int = 200_000) -> dict[str, float]:
     return {"engine": engine, "naive": naive, "ratio": engine / naive}
 
 
-def _random_round(rng: random.Random) -> list[Seat]:
-    deck = list(DECK)
+def _random_round(rng: random.Random, ruleset: Ruleset = STANDARD, players: int = 4) -> list[Seat]:
+    deck = list(ruleset.deck)
     rng.shuffle(deck)
+    hands = [tuple(deck[13 * k : 13 * k + 13]) for k in range(players)]
     return [
-        Seat(f"P{k}", Play(suggest(deck[13 * k : 13 * k + 13], STANDARD).arrangement))
-        for k in range(4)
+        Seat(f"P{k}", Play(suggest(hand, ruleset).arrangement), hand)
+        for k, hand in enumerate(hands)
     ]
 
 
-def round_scoring(rng: random.Random, count: int = 300, repeat: int = 20) -> dict[str, float]:
-    rounds = [_random_round(rng) for _ in range(count)]
+def round_scoring(
+    rng: random.Random,
+    count: int = 300,
+    repeat: int = 20,
+    ruleset: Ruleset = STANDARD,
+    players: int = 4,
+) -> dict[str, float]:
+    rounds = [_random_round(rng, ruleset, players) for _ in range(count)]
     samples = []
     for seats in rounds:
         start = time.perf_counter()
         for _ in range(repeat):
-            score_round(seats, STANDARD)
+            score_round(seats, ruleset)
         samples.append((time.perf_counter() - start) / repeat * 1e6)
     return {"median_us": statistics.median(samples), "p99_us": _p99(samples)}
 
@@ -87,15 +95,25 @@ ADVERSARIAL = [
 ]
 
 
-def special_and_suggestion(rng: random.Random, count: int = 300) -> dict[str, float]:
-    hands = [parse_cards(text.split()) for text in ADVERSARIAL]
-    hands += [tuple(rng.sample(DECK, 13)) for _ in range(count)]
+ADVERSARIAL_COPIES = [  # R14: copies of cards under puxian6's two extra suits
+    "4c 4c 4d 4d 4h 4s 9c 9c 9d 9d 9h 9s 2s",  # two six of a kinds
+    "2d 2d 3d 3d 4d 4d 5d 5d 6d 6d 7d 7d 8d",  # one suit, every card twice
+    "2c 2c 2d 3c 3c 3d 4c 4c 4d 5c 5c 5d 6h",  # straights, flushes and trips over copies
+]
+
+
+def special_and_suggestion(
+    rng: random.Random, count: int = 300, ruleset: Ruleset = STANDARD
+) -> dict[str, float]:
+    adversarial = ADVERSARIAL if ruleset is STANDARD else ADVERSARIAL_COPIES
+    hands = [parse_cards(text.split(), copies=ruleset.copies) for text in adversarial]
+    hands += [tuple(rng.sample(ruleset.deck, 13)) for _ in range(count)]
     samples = []
     for hand in hands:  # the slowest hand, each timed at its best of 3 so a busy machine's
         runs = []  # pauses are not taken for the hand's own cost
         for _ in range(3):
             start = time.perf_counter()
-            suggest(hand, STANDARD)  # lists the qualifying specials too
+            suggest(hand, ruleset)  # lists the qualifying specials too
             runs.append((time.perf_counter() - start) * 1e3)
         samples.append(min(runs))
     return {"worst_ms": max(samples), "median_ms": statistics.median(samples)}
@@ -110,6 +128,9 @@ def report() -> list[str]:
     ev = evaluation(rng)
     sc = round_scoring(rng)
     sp = special_and_suggestion(rng)
+    six = round_scoring(rng, count=100, ruleset=PUXIAN6, players=6)
+    six_sp = special_and_suggestion(rng, count=100, ruleset=PUXIAN6)
+    ratio = six["median_us"] / sc["median_us"]
     return [
         "rules engine",
         f"  5-card evaluations/s   engine {ev['engine']:>12,.0f}   naive (sort+Counter) "
@@ -119,4 +140,10 @@ def report() -> list[str]:
         f"  specials + suggestion  worst {sp['worst_ms']:7.2f} ms   "
         f"median {sp['median_ms']:6.2f} ms   over {len(ADVERSARIAL)} adversarial + 300 random "
         "hands (target worst <= 20 ms)",
+        f"  score a 6-player puxian6 round median {six['median_us']:7.1f} us   "
+        f"p99 {six['p99_us']:7.1f} us   {ratio:4.1f}x the 4-player standard round (15 pairs "
+        "against 6: target <= 4x)",
+        f"  puxian6 specials + suggestion worst {six_sp['worst_ms']:7.2f} ms   median "
+        f"{six_sp['median_ms']:6.2f} ms   over {len(ADVERSARIAL_COPIES)} adversarial + 100 "
+        "random hands of 78 cards",
     ]
