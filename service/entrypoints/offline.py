@@ -19,7 +19,9 @@ from domain.fairness.shuffle import (
     player_seeds_document,
 )
 from domain.fairness.shuffle import deal as deal_hands
+from domain.fairness.shuffle import undealt
 from domain.rules.cards import format_cards
+from domain.rules.ruleset import Ruleset, resolve
 from service.entrypoints.options import Commands
 from service.tools.terminal import EXIT_BAD_INPUT
 
@@ -67,9 +69,11 @@ def suggest(args: argparse.Namespace) -> int:
 def deal(args: argparse.Namespace) -> int:
     """R12: recompute a deal from its seeds; with players' seeds (R12.8) from the client seed
     they turn it into. Seats are ``--seat-ids`` or p0, p1, … as in the rule book's test vector
-    (R12.7)."""
+    (R12.7). Under ``--ruleset`` (R14.2) the deck holds its extra suits and a table up to its
+    ``max_players``; the cards dealt to no one are printed too (R14.2.4)."""
     try:
-        seats = _seats(args.players, args.seat_ids)
+        ruleset = _ruleset(args.ruleset)
+        seats = _seats(args.players, args.seat_ids, ruleset.max_players)
         given: dict[str, str] = {}
         for player, seed in args.player_seed:
             if player in given:
@@ -80,7 +84,11 @@ def deal(args: argparse.Namespace) -> int:
         print(f"thirteen deal: {error.message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     client_seed = effective_client_seed(args.client_seed, seeds)
-    hands = deal_hands(args.server_seed, client_seed, args.round_id, len(seats))
+    deck, most = ruleset.deck, ruleset.max_players
+    hands = deal_hands(
+        args.server_seed, client_seed, args.round_id, len(seats), deck=deck, max_players=most
+    )
+    rest = undealt(args.server_seed, client_seed, args.round_id, len(seats), deck, most)
     out: dict[str, Any] = {"commitment": commitment(args.server_seed)}
     if args.seat_ids:
         out["seats"] = seats
@@ -88,18 +96,42 @@ def deal(args: argparse.Namespace) -> int:
         out["player_seeds"] = player_seeds_document(seeds)
         out["effective_client_seed"] = client_seed
     out["hands"] = [format_cards(h) for h in hands]
+    if rest:  # R14.2.4: the positions from 13 × players on
+        out["undealt"] = format_cards(rest)
     print(json.dumps(out))
     return 0
 
 
-def _seats(players: int | None, seat_ids: list[str] | None) -> list[str]:
-    """The seats in order: ``seat_ids``, or p0 … p{players-1}."""
+def _ruleset(text: str) -> Ruleset:
+    """``--ruleset``: a preset name, or a JSON object of parameters as ``thirteen score`` takes
+    (docs/reference/scoring-json.md)."""
+    spec: Any = text
+    if text.lstrip().startswith("{"):
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as error:
+            where = f"{error.msg} at column {error.colno}"
+            raise RuleError(f"--ruleset: malformed JSON: {where}") from None
+        except RecursionError:
+            raise RuleError("--ruleset: malformed JSON: nested too deeply") from None
+    return resolve(spec)
+
+
+def _seats(players: int | None, seat_ids: list[str] | None, most: int) -> list[str]:
+    """The seats in order: ``seat_ids``, or p0 … p{players-1}; 2 to ``most`` of them (R10.1,
+    R14.2.1)."""
     if seat_ids is None:
         if players is None:
             raise RuleError("give --players N or --seat-ids ID ID …")
+        if players > most:
+            raise RuleError(
+                f"--players {players}: the ruleset seats 2 to {most} players (R10.1, R14.2.1)"
+            )
         return [f"p{k}" for k in range(players)]
-    if not 2 <= len(seat_ids) <= 4:
-        raise RuleError(f"--seat-ids must name 2, 3 or 4 players, got {len(seat_ids)}")
+    if not 2 <= len(seat_ids) <= most:
+        raise RuleError(
+            f"--seat-ids must name 2 to {most} players (R10.1, R14.2.1), got {len(seat_ids)}"
+        )
     if len(set(seat_ids)) < len(seat_ids):
         raise RuleError("--seat-ids names a player twice")
     if players is not None and players != len(seat_ids):
@@ -122,13 +154,24 @@ def register(commands: Commands) -> None:
     dealer.add_argument("--client-seed", default="", help="the caller's seed (default empty)")
     dealer.add_argument("--round-id", required=True)
     dealer.add_argument(
-        "--players", type=_players, help="2 to 4, seated as p0, p1, … (or give --seat-ids)"
+        "--players",
+        type=_players,
+        help="2 to 4 (to the ruleset's max_players, R14.2.1), seated as p0, p1, … "
+        "(or give --seat-ids)",
     )
     dealer.add_argument(
         "--seat-ids",
         nargs="+",
         metavar="ID",
-        help="the round's player ids in seat order, as GetRound lists them (2 to 4)",
+        help="the round's player ids in seat order, as GetRound lists them (2 to 4, or to "
+        "the ruleset's max_players)",
+    )
+    dealer.add_argument(
+        "--ruleset",
+        default="standard",
+        metavar="PRESET|JSON",
+        help="the table's ruleset: a preset (standard, fujian, puxian, puxian5, puxian6) or a "
+        "JSON object of parameters as score takes; its extra suits make the deck (R14.2)",
     )
     dealer.add_argument(
         "--player-seed",
@@ -154,8 +197,8 @@ def _seed(text: str) -> bytes:
 
 
 def _players(text: str) -> int:
-    if not text.isdigit() or not 2 <= int(text) <= 4:
-        raise argparse.ArgumentTypeError(f"players must be 2, 3 or 4, got {text!r}")
+    if not text.isdigit() or not 2 <= int(text) <= 6:  # R14.2.1: 6 at most, per ruleset less
+        raise argparse.ArgumentTypeError(f"players must be 2 to 6, got {text!r}")
     return int(text)
 
 

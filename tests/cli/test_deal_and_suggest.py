@@ -48,7 +48,7 @@ def test_r12_2_deal_defaults_to_an_empty_client_seed_and_deals_fewer_players() -
         ),
         (
             ["--server-seed", "00" * 32, "--round-id", "r", "--players", "5"],
-            "players must be 2, 3 or 4",
+            "the ruleset seats 2 to 4 players (R10.1, R14.2.1)",
         ),
         (["--server-seed", "00" * 32, "--players", "4"], "--round-id"),
     ],
@@ -116,7 +116,7 @@ def test_r12_8_deal_without_player_seeds_is_r12_7_unchanged() -> None:
         (["--players", "2", "--player-seed", "p0=a", "--player-seed", "p0=b"], "two seeds"),
         (["--players", "2", "--player-seed", "p0"], "PLAYER=SEED"),
         (["--player-seed", "p0=a"], "--players N or --seat-ids"),
-        (["--seat-ids", "a"], "2, 3 or 4 players, got 1"),
+        (["--seat-ids", "a"], "2 to 4 players (R10.1, R14.2.1), got 1"),
         (["--seat-ids", "a", "a"], "names a player twice"),
         (["--players", "3", "--seat-ids", "a", "b"], "--players 3 but --seat-ids names 2"),
     ],
