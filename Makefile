@@ -58,16 +58,20 @@ bench: setup
 # The HTML reports drawn by a real browser, explain's and the RNG kit's (`rng test --html`):
 # installs Debian's chromium (and a CJK font for the Chinese names of special hands) when
 # missing (as root), then runs the screenshot tests, which must not skip here. The RNG page's
-# screenshot is kept at RNG_SCREENSHOT.
+# screenshot is kept at RNG_SCREENSHOT, a puxian6 round's explain page (R14) at R14_SCREENSHOT.
 RNG_SCREENSHOT ?= var/rng-report.png
+R14_SCREENSHOT ?= var/r14-explain.png
 report-check: setup
 	@command -v chromium >/dev/null 2>&1 && fc-list :lang=zh | grep -q . || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium \
 			fonts-noto-cjk)
 	@mkdir -p $(dir $(RNG_SCREENSHOT))
-	THIRTEEN_REQUIRE_CHROMIUM=1 THIRTEEN_RNG_SCREENSHOT=$(RNG_SCREENSHOT) $(BIN)/python -m pytest \
-		tests/cli/test_replay_explain.py tests/cli/test_rng_html.py -k chromium
+	THIRTEEN_REQUIRE_CHROMIUM=1 THIRTEEN_RNG_SCREENSHOT=$(RNG_SCREENSHOT) \
+		THIRTEEN_R14_SCREENSHOT=$(R14_SCREENSHOT) $(BIN)/python -m pytest \
+		tests/cli/test_replay_explain.py tests/cli/test_rng_html.py \
+		tests/cli/test_explain_variants.py -k chromium
 	@echo "thirteen: the RNG page's screenshot is $(RNG_SCREENSHOT)"
+	@echo "thirteen: a puxian6 round's explain page (R14) is $(R14_SCREENSHOT)"
 
 # The dispute console in a real browser: installs Debian's chromium, chromium-driver and a CJK
 # font when missing (as root), then drives `thirteen console` in headless Chromium through

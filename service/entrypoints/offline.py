@@ -17,9 +17,9 @@ from domain.fairness.shuffle import (
     effective_client_seed,
     in_seat_order,
     player_seeds_document,
+    undealt,
 )
 from domain.fairness.shuffle import deal as deal_hands
-from domain.fairness.shuffle import undealt
 from domain.rules.cards import format_cards
 from domain.rules.ruleset import Ruleset, resolve
 from service.entrypoints.options import Commands

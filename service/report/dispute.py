@@ -53,6 +53,7 @@ class PlayerView:
     points: int | None = None
     gross: int | None = None
     coins: int | None = None
+    horse: bool = False  # holds the horse card among the cards dealt (R14.1.2), once shown
 
     @property
     def balance_after(self) -> int:
@@ -93,11 +94,24 @@ class PairView:
     home_run: int | None  # the further multiplier (R6.7), or None
     scooper: str
     explanation: str
+    horse: int = 1  # the horse factor (R14.1.3), applied after the scoop (R14.5.6)
+    horse_holders: tuple[str, ...] = ()  # who of the two holds the horse card (R14.1.2)
+    scoop_bonus: int = 0  # added to a scoop for the scooper (R14.5.2)
 
     @property
     def base(self) -> int:
         """The sum of the pile results before any multiplier (R6.1)."""
         return sum(p.result * p.worth for p in self.piles)
+
+    @property
+    def expected(self) -> int:
+        """What the piles and multipliers give ``a``, in R14.5.6's order: the piles, the scoop
+        with its bonus, the horse, the home run."""
+        points = self.base
+        if self.scoop:
+            bonus = self.scoop_bonus if self.scooper == self.a else -self.scoop_bonus
+            points = points * self.scoop + bonus
+        return points * self.horse * (self.home_run or 1)
 
     @property
     def clauses(self) -> list[str]:
@@ -142,6 +156,7 @@ class Report:
     proof: Proof
     notes: tuple[str, ...] = ()
     callers: tuple[tuple[str, str], ...] = ()  # (what was stored, the identity that called)
+    undealt: tuple[str, ...] = ()  # the cards dealt to no one, once public (R14.2.4)
 
     @property
     def over(self) -> bool:

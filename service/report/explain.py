@@ -25,6 +25,7 @@ from domain.round import Round
 from domain.rules.arrangement import PILE_NAMES
 from domain.rules.cards import by_strength, format_cards, parse_cards
 from domain.rules.hands import Wheel, describe, value3, value5
+from domain.rules.ruleset import Ruleset
 from domain.rules.scoring import PairScore
 from domain.rules.settlement import gross
 from domain.rules.specials import Special
@@ -33,7 +34,7 @@ from service.application import Thirteen
 from service.caller import UNKNOWN, recorded
 from service.evidence import Decoder, record_of
 from service.report.dispute import PairView, Pile, PileOutcome, PlayerView, Proof, Report
-from service.report.replay import fold, round_events
+from service.report.replay import fold, round_events, undealt_cards
 
 
 def load(app: Thirteen, round_id: str) -> Report:
@@ -94,26 +95,33 @@ def published_in(table_events: Iterable[Any], round_: Round) -> str | None:
     return None
 
 
-def _grouped(cards: Sequence[str]) -> tuple[str, ...]:
-    """A pile for reading: sets first (trips, pairs), then high to low."""
-    parsed = parse_cards(cards)
+def _grouped(cards: Sequence[str], ruleset: Ruleset) -> tuple[str, ...]:
+    """A pile for reading: sets first (trips, pairs), then high to low; copies of a card
+    (R14.2.3) each shown."""
+    parsed = parse_cards(cards, copies=ruleset.copies)
     counts = Counter(c.rank for c in parsed)
     ordered = sorted(parsed, key=lambda c: (counts[c.rank], c.rank, c.suit), reverse=True)
     return tuple(format_cards(ordered))
 
 
 def _piles(
-    front: Sequence[str], middle: Sequence[str], back: Sequence[str], wheel: Wheel, words: bool
+    front: Sequence[str],
+    middle: Sequence[str],
+    back: Sequence[str],
+    ruleset: Ruleset,
+    words: bool,
 ) -> tuple[Pile, ...]:
     if not front:
         return ()
+    wheel: Wheel = ruleset.pile_order
+    copies = ruleset.copies  # R14.2.3: a pile may hold two copies of a card
     values = (
-        value3(parse_cards(front)),
-        value5(parse_cards(middle), wheel),
-        value5(parse_cards(back), wheel),
+        value3(parse_cards(front, copies=copies)),
+        value5(parse_cards(middle, copies=copies), wheel),
+        value5(parse_cards(back, copies=copies), wheel),
     )
     return tuple(
-        Pile(name, _grouped(cards), describe(value) if words else "")
+        Pile(name, _grouped(cards, ruleset), describe(value) if words else "")
         for name, cards, value in zip(PILE_NAMES, (front, middle, back), values, strict=True)
     )
 
@@ -138,11 +146,12 @@ def _player(
     if not shown:
         return PlayerView(cards=None, **common)
     cards = _hand(round_, player)
+    common["horse"] = ruleset.holds_horse(round_.hand(player))  # R14.1.2
     if result is not None:  # a player at the showdown
         special = Special.from_id(result.special) if result.special else None
         return PlayerView(
             cards=cards,
-            piles=_piles(result.front, result.middle, result.back, ruleset.pile_order, not special),
+            piles=_piles(result.front, result.middle, result.back, ruleset, not special),
             foul_reason=result.foul_reason,
             special=special,
             special_points=ruleset.points_of(special) if special else 0,
@@ -160,7 +169,7 @@ def _player(
             submission.get("front", ()),
             submission.get("middle", ()),
             submission.get("back", ()),
-            ruleset.pile_order,
+            ruleset,
             not special_id,
         ),
         foul_reason=str(submission.get("foul_reason") or ""),
@@ -187,6 +196,9 @@ def _pair(round_: Round, pair: PairScore, views: dict[str, PlayerView]) -> PairV
         "home_run": ruleset.home_run_multiplier if pair.home_run else None,
         "scooper": scooper,
         "explanation": pair.explanation,
+        "horse": ruleset.horse_factor(a.horse, b.horse),  # R14.1.3
+        "horse_holders": tuple(v.player_id for v in (a, b) if v.horse),
+        "scoop_bonus": ruleset.scoop_bonus,
     }
     if a.special or b.special:
         return PairView(kind="special", piles=(), **common)
@@ -228,6 +240,7 @@ def build(round_: Round, published: str = "") -> Report:
         pairs=pair_views,
         proof=_proof(round_, published),
         notes=_notes(pair_views),
+        undealt=undealt_cards(round_) if shown else (),
     )
 
 
@@ -236,7 +249,7 @@ def _notes(pairs: Iterable[PairView]) -> tuple[str, ...]:
     notes = []
     for view in pairs:
         if view.kind in ("normal", "foul"):
-            expected = view.base * (view.scoop or 1) * (view.home_run or 1)
+            expected = view.expected
             if expected != view.points:
                 notes.append(
                     f"{view.a} vs {view.b}: the piles and multipliers give {expected:+d}, "
@@ -253,7 +266,17 @@ def _proof(round_: Round, published: str) -> Proof:
     seats = round_.seat_seeds  # R12.8
     if seed is not None:
         hands = [round_.hands[p] for p in round_.players]
-        fair = prove(seed, round_.commitment, round_.client_seed, round_.round_id, hands, seats)
+        ruleset = round_.ruleset  # R14.2.4: the deck of N cards, up to max_players
+        fair = prove(
+            seed,
+            round_.commitment,
+            round_.client_seed,
+            round_.round_id,
+            hands,
+            seats,
+            ruleset.deck,
+            ruleset.max_players,
+        )
         seed_ok, deal_ok = fair.seed_matches, fair.hands_match
     return Proof(
         round_.commitment,

@@ -101,6 +101,28 @@ table.coins th:first-child, table.coins td:first-child { text-align: left; }
 """
 """The page's style sheet; the dispute console's pages use it too."""
 
+R14_CSS = """
+.card { position: relative; }
+.card.horse { background: #fff3c4; border: 2px solid #c99a06; }
+.card .m { position: absolute; top: 1px; right: 2px; font-size: 10px; color: #8a5a00;
+  font-weight: 700; }
+.badge.horse { background: #c99a06; }
+.horse-note { color: #ffe9a6; }
+.pairs.many { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+.pairs.many .pair { font-size: 13px; }
+.pairs.many table { font-size: 12px; }
+.undealt { margin-top: 12px; }
+.undealt h3 { font-size: 15px; margin: 0 0 4px; }
+.undealt .cards { flex-wrap: wrap; }
+.glance-h { font-size: 15px; margin: 4px 0 6px; }
+table.glance { border-collapse: collapse; font-size: 14px; margin: 0 0 12px; }
+table.glance th, table.glance td { padding: 3px 10px; border: 1px solid var(--line);
+  text-align: right; }
+"""
+"""What a round under R14's variants adds to the style: the horse card (R14.1), the cards
+dealt to no one (R14.2.4), many pairs (R14.2.6). A round under ``standard`` or ``fujian`` gets
+the page it always got, byte for byte."""
+
 
 def render_html(report: Report, player: str | None = None) -> str:
     """The whole page; from ``player``'s point of view when given."""
@@ -119,7 +141,8 @@ def render_html(report: Report, player: str | None = None) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>Round {e(report.round_id)} — dispute report</title>"
-        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
+        f"<style>{CSS}{R14_CSS if report.ruleset.variants() else ''}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
     )
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Protocol
 
+from domain.rules.hands import Category
+
 ENGLISH_LABELS: dict[str, str] = {
     # a player's box
     "escaped_badge": "escaped",
@@ -56,6 +58,14 @@ ENGLISH_LABELS: dict[str, str] = {
     "verified": "verified",
     "not_verified": "NO",
     "callers": "Who called",
+    # R14: the horse card, the cards dealt to no one, many pairs
+    "horse_badge": "horse",
+    "horse_holder": "holds the horse card 马牌 {card}: each of their pairs ×{factor} (R14.1)",
+    "horse_card_title": "{card}, the horse card 马牌 (R14.1)",
+    "undealt": "Undealt cards (R14.2.4)",
+    "undealt_how": "{n} cards of the {deck}-card deck were dealt to no one; they are published "
+    "with the hands.",
+    "glance": "Pairs at a glance: points for the row’s player (R6, R14.2.6)",
 }
 """The report's labels in English, by key. A label is plain words, never markup: its values
 are escaped before they go in, and the label itself is not (``player's`` stays as written)."""
@@ -84,10 +94,40 @@ class English:
         return name
 
     def hand_words(self, words: str) -> str:
-        return words
+        return pile_words(words)
 
 
 ENGLISH = English()
+
+
+CATEGORIES_ZH = {
+    Category.FIVE_OF_A_KIND: "五同",
+    Category.STRAIGHT_FLUSH: "同花顺",
+    Category.FOUR_OF_A_KIND: "铁支",
+    Category.FULL_HOUSE: "葫芦",
+    Category.FLUSH: "同花",
+    Category.STRAIGHT: "顺子",
+    Category.THREE_OF_A_KIND: "三条",
+    Category.TWO_PAIR: "二对",
+    Category.PAIR: "一对",
+    Category.HIGH_CARD: "散牌",
+}
+"""R2.1, R14.3.1: each pile category's Chinese name."""
+
+CATEGORY_OF_WORDS = {c.words: c for c in Category}
+
+
+def pile_words(words: str) -> str:
+    """A pile's recorded words (``five of a kind, 4s``), the Chinese name of R14's new
+    category beside its English (``five of a kind 五同, 4s``); any other as recorded.
+
+    >>> pile_words("five of a kind, 4s"), pile_words("pair, Qs")
+    ('five of a kind 五同, 4s', 'pair, Qs')
+    """
+    head, comma, rest = words.partition(",")
+    if CATEGORY_OF_WORDS.get(head) is Category.FIVE_OF_A_KIND:
+        return f"{head} {CATEGORIES_ZH[Category.FIVE_OF_A_KIND]}{comma}{rest}"
+    return words
 
 
 def e(text: object) -> str:

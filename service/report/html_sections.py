@@ -20,22 +20,45 @@ def tone(value: int) -> str:
     return "win" if value > 0 else "lose" if value < 0 else "even"
 
 
-def card(text: str) -> str:
-    """One card as a box: rank in the corner, the suit large; red suits red."""
+def card(text: str, horse: str = "") -> str:
+    """One card as a box: rank in the corner, the suit large; red suits red. ``horse``, the
+    title of the horse card (R14.1.2), marks it: gold, with 马 in the corner."""
     c = parse_card(text)
     rank = "10" if RANKS[c.rank] == "T" else RANKS[c.rank]
     suit = SYMBOL_OF_SUIT[str(c)[1]]
     red = " red" if c.is_red else ""
+    if horse:
+        return (
+            f'<span class="card{red} horse" title="{horse}">'
+            f'<span class="r">{rank}</span><span class="m" lang="zh">马</span>'
+            f'<span class="s">{suit}</span></span>'
+        )
     return (
         f'<span class="card{red}" title="{e(c.symbol())}">'
         f'<span class="r">{rank}</span><span class="s">{suit}</span></span>'
     )
 
 
-def cards(texts: Sequence[str], fan: bool = False) -> str:
-    """A pile side by side, or a whole hand fanned (overlapping, ranks still in view)."""
+def cards(
+    texts: Sequence[str], fan: bool = False, horse: str | None = None, title: str = ""
+) -> str:
+    """A pile side by side, or a whole hand fanned (overlapping, ranks still in view); each
+    copy of a card is a card of its own (R14.2.3). The ``horse`` card, when given, is marked
+    with its ``title``."""
     kind = "cards fan" if fan else "cards"
-    return f'<span class="{kind}">' + "".join(card(t) for t in texts) + "</span>"
+    return (
+        f'<span class="{kind}">'
+        + "".join(card(t, title if t == horse else "") for t in texts)
+        + "</span>"
+    )
+
+
+def _horse(view: PlayerView, labels: Labels, report: Report) -> tuple[str | None, str]:
+    """The horse card and its title when ``view`` holds it (R14.1.2), else (None, "")."""
+    horse = report.ruleset.horse_card
+    if not view.horse or horse is None:
+        return None, ""
+    return str(horse), say(labels, "horse_card_title", card=horse.symbol())
 
 
 def _backs(count: int) -> str:
@@ -44,6 +67,8 @@ def _backs(count: int) -> str:
 
 def _badges(view: PlayerView, labels: Labels) -> str:
     found = []
+    if view.horse:
+        found.append(f'<span class="badge horse">{say(labels, "horse_badge")}</span>')
     if view.escaped:
         found.append(f'<span class="badge escaped">{say(labels, "escaped_badge")}</span>')
     if view.special is not None:
@@ -53,7 +78,13 @@ def _badges(view: PlayerView, labels: Labels) -> str:
     return "".join(found)
 
 
-def _player(view: PlayerView, labels: Labels, me: str | None, name: Callable[[str], str]) -> str:
+def _player(
+    view: PlayerView,
+    labels: Labels,
+    me: str | None,
+    name: Callable[[str], str],
+    report: Report,
+) -> str:
     """A player's box: name, badges, seat and score on top, the cards on the felt below."""
     seat = say(labels, "seat_at_deal", seat=view.seat, coins=view.balance_at_deal)
     parts = [
@@ -63,7 +94,7 @@ def _player(view: PlayerView, labels: Labels, me: str | None, name: Callable[[st
         f'<div class="sub">{seat} · {e(view.status)}</div></div>',
         f'<div class="score">{_score(view, labels)}</div></div>',
         '<div class="felt">',
-        *_felt(view, labels),
+        *_felt(view, labels, report),
         "</div>",
     ]
     if view.foul_reason and not view.escaped:
@@ -88,10 +119,11 @@ def _score(view: PlayerView, labels: Labels) -> str:
     return ""
 
 
-def _felt(view: PlayerView, labels: Labels) -> list[str]:
+def _felt(view: PlayerView, labels: Labels, report: Report) -> list[str]:
     """The rows of cards: backs while hidden, the piles once arranged, else the hand as dealt;
-    then the special hand, if any."""
+    then the special hand, if any, and the horse card held (R14.1)."""
     rows = []
+    horse, title = _horse(view, labels, report)
     if view.cards is None:
         hand = say(labels, "hand_label")
         rows.append(f'<div class="row"><span class="label">{hand}</span>{_backs(13)}</div>')
@@ -100,12 +132,13 @@ def _felt(view: PlayerView, labels: Labels) -> list[str]:
         for pile in view.piles:
             rows.append(
                 f'<div class="row"><span class="label">{e(labels.pile(pile.name))}</span>'
-                f'{cards(pile.cards)}<span class="words">{e(labels.hand_words(pile.words))}'
+                f"{cards(pile.cards, horse=horse, title=title)}"
+                f'<span class="words">{e(labels.hand_words(pile.words))}'
                 "</span></div>"
             )
     else:
         dealt = say(labels, "dealt_label")
-        fan = cards(view.cards, fan=True)
+        fan = cards(view.cards, fan=True, horse=horse, title=title)
         rows.append(f'<div class="row"><span class="label">{dealt}</span>{fan}</div>')
     if view.special is not None:
         special = say(
@@ -117,6 +150,14 @@ def _felt(view: PlayerView, labels: Labels) -> list[str]:
             declared=repr(view.declared),
         )
         rows.append(f'<div class="row words">{special}</div>')
+    if horse is not None:
+        held = say(
+            labels,
+            "horse_holder",
+            card=report.ruleset.horse_card.symbol() if report.ruleset.horse_card else "",
+            factor=report.ruleset.horse_multiplier,
+        )
+        rows.append(f'<div class="row words horse-note">{held}</div>')
     return rows
 
 
@@ -129,8 +170,43 @@ def players_html(
     """The players' heading and boxes: cards by pile, badges, points and coins (a section's
     content). ``me``'s box is marked; ``name`` draws a player id (the console links it)."""
     heading = say(labels, "players_heading_over" if report.over else "players_heading")
-    boxes = "".join(_player(view, labels, me, name) for view in report.players)
-    return f'<h2>{heading}</h2><div class="players">{boxes}</div>'
+    boxes = "".join(_player(view, labels, me, name, report) for view in report.players)
+    return f'<h2>{heading}</h2><div class="players">{boxes}</div>{_undealt(report, labels)}'
+
+
+def _undealt(report: Report, labels: Labels) -> str:
+    """R14.2.4: the cards dealt to no one, once the round is public; nothing when every card
+    was dealt."""
+    if not report.undealt:
+        return ""
+    how = say(labels, "undealt_how", n=len(report.undealt), deck=len(report.ruleset.deck))
+    return (
+        f'<div class="undealt"><h3>{say(labels, "undealt")}</h3><p>{how}</p>'
+        f"{cards(report.undealt)}</div>"
+    )
+
+
+def _glance(report: Report, labels: Labels) -> str:
+    """With five or six players (10 or 15 pairs, R14.2.6), every pair's points in one table:
+    the row's player against the column's."""
+    if len(report.players) <= 4 or not report.pairs:
+        return ""
+    at_showdown = {x.a for x in report.pairs} | {x.b for x in report.pairs}
+    ids = [p.player_id for p in report.players if p.player_id in at_showdown]
+    points = {(x.a, x.b): x.points for x in report.pairs}
+    points |= {(x.b, x.a): -x.points for x in report.pairs}
+    head = "".join(f"<th>{e(i)}</th>" for i in ids)
+    rows = []
+    for row in ids:
+        cells = "".join(
+            "<td>·</td>" if row == col else _cell(points.get((row, col))) for col in ids
+        )
+        total = sum(points.get((row, col), 0) for col in ids)
+        rows.append(f"<tr><th>{e(row)}</th>{cells}{_cell(total)}</tr>")
+    return (
+        f'<h3 class="glance-h">{say(labels, "glance")}</h3>'
+        f'<table class="glance"><tr><th></th>{head}<th>Σ</th></tr>{"".join(rows)}</table>'
+    )
 
 
 def _pair(pair: PairView, labels: Labels) -> str:
@@ -139,6 +215,10 @@ def _pair(pair: PairView, labels: Labels) -> str:
         head = f'<span class="win">{e(leader)} {e(signed(abs(pair.points)))}</span>'
     else:
         head = f'<span class="even">{say(labels, "even")}</span>'
+    if pair.horse_holders:  # R14.1.3
+        head = (
+            f'<span class="badge horse">{say(labels, "horse_badge")} ×{pair.horse}</span> ' + head
+        )
     versus = say(labels, "vs", a=pair.a, b=pair.b)
     parts = [f'<div class="pair"><h3><span>{versus}</span>{head}</h3>']
     if pair.piles:
@@ -166,7 +246,11 @@ def comparisons_html(report: Report, labels: Labels = ENGLISH, player: str | Non
     """Every pair's comparison, pile by pile, with its multipliers and the recorded sentences
     (a section's content); ``player``'s own pairs first."""
     pairs = "".join(_pair(pair, labels) for pair in report.pairs_for(player))
-    return f'<h2>{say(labels, "comparisons")}</h2><div class="pairs">{pairs}</div>'
+    many = " many" if len(report.pairs) > 6 else ""  # 10 or 15 pairs (R14.2.6): three across
+    return (
+        f"<h2>{say(labels, 'comparisons')}</h2>{_glance(report, labels)}"
+        f'<div class="pairs{many}">{pairs}</div>'
+    )
 
 
 def _cell(value: int | None) -> str:

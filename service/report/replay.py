@@ -17,9 +17,11 @@ from datetime import datetime
 from typing import Any
 
 from domain import visibility
-from domain.fairness.shuffle import effective_client_seed, in_seat_order
+from domain.fairness.shuffle import effective_client_seed, in_seat_order, undealt
 from domain.ids import round_uuid, wallet_uuid
 from domain.round import Round
+from domain.rules.cards import format_cards
+from domain.rules.specials import Special
 from domain.tlog.chain import CHAIN, StoredRecord
 from service.application import Thirteen
 from service.caller import CALLER_FIELD, UNKNOWN, recorded
@@ -74,6 +76,29 @@ def steps(events: Sequence[tuple[StoredRecord, Any]]) -> list[Step]:
     return found
 
 
+def undealt_cards(round_: Round) -> tuple[str, ...]:
+    """R14.2.4: the shuffled deck's positions past the hands, which the reveal publishes with
+    them; none before the server seed is revealed, and none under a ruleset of R13 alone
+    (``standard``, ``fujian``), whose reports stay as they always were."""
+    seed = round_.server_seed
+    ruleset = round_.ruleset
+    if seed is None or not ruleset.variants():
+        return ()
+    mixed = effective_client_seed(round_.client_seed, round_.seat_seeds)
+    try:
+        rest = undealt(
+            bytes.fromhex(seed),
+            mixed,
+            round_.round_id,
+            len(round_.players),
+            ruleset.deck,
+            ruleset.max_players,
+        )
+    except ValueError:  # a seed that is not hex, or no deal gives these seats: the proof says
+        return ()
+    return tuple(format_cards(rest))
+
+
 def _time(at: datetime) -> str:
     return at.isoformat()
 
@@ -102,6 +127,12 @@ def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
         shown = visibility.visible_hands(final, visibility.OBSERVER)
         if shown:
             details["hands"] = {p: list(event.hands[p]) for p in shown}
+            horse = final.ruleset.horse_card
+            if horse is not None:  # R14.1.2: who holds it, from the cards dealt
+                details["horse_card"] = str(horse)
+                details["horse_holders"] = [
+                    p for p in shown if final.ruleset.holds_horse(final.hand(p))
+                ]
     elif isinstance(event, Round.Arranged | Round.SpecialDeclared):
         if visibility.sees_submission(final, visibility.OBSERVER, event.player_id):
             details = {"front": event.front, "middle": event.middle, "back": event.back}
@@ -120,6 +151,9 @@ def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
             "points": dict(event.points),
             "coins": dict(event.coins),
         }
+        rest = undealt_cards(final)
+        if rest:  # R14.2.4: published with the hands
+            details["undealt"] = list(rest)
     elif isinstance(event, Round.Abandoned):
         details = {"server_seed": event.server_seed}
     return {
@@ -213,7 +247,14 @@ def _detail_lines(event: dict[str, Any]) -> list[str]:
                 "(the client seed and the player seeds mixed, R12.8)",
             ]
         if "hands" in d:
-            lines += [f"{p}: {' '.join(h)}" for p, h in d["hands"].items()]
+            horse = d.get("horse_card")
+            lines += [
+                f"{p}: " + " ".join(f"[{c}]" if c == horse else c for c in h)
+                for p, h in d["hands"].items()
+            ]
+            if horse is not None:
+                held = ", ".join(d["horse_holders"]) or "no one"
+                lines.append(f"horse card 马牌 [{horse}] (R14.1.2): held by {held}")
         else:
             lines.append(f"hands: {HIDDEN}")
         return lines
@@ -222,7 +263,8 @@ def _detail_lines(event: dict[str, Any]) -> list[str]:
             return [f"submission: {HIDDEN}"]
         piles = " | ".join(" ".join(d[p]) for p in ("front", "middle", "back") if d[p])
         if kind == "SpecialDeclared":
-            return [f"declared {d['declared']!r}: {d['special']}" + (f"  {piles}" if piles else "")]
+            name = f"{d['special']} {Special.from_id(d['special']).chinese}"
+            return [f"declared {d['declared']!r}: {name}" + (f"  {piles}" if piles else "")]
         reason = f"  FOUL: {d['foul_reason']}" if d["foul_reason"] else ""
         return [piles + reason]
     if kind == "PlayerEscaped":
@@ -231,7 +273,10 @@ def _detail_lines(event: dict[str, Any]) -> list[str]:
             + ", ".join(f"{p} {signed(c)}" for p, c in d["transfers"].items())
         ]
     if kind in ("Revealed", "Abandoned"):
-        return [f"server seed published: {d['server_seed']}"]
+        lines = [f"server seed published: {d['server_seed']}"]
+        if "undealt" in d:
+            lines.append(f"undealt ({len(d['undealt'])} cards, R14.2.4): {' '.join(d['undealt'])}")
+        return lines
     return []
 
 
@@ -240,7 +285,8 @@ def _player_line(entry: dict[str, Any], width: int, marked: bool) -> str:
     if entry.get("foul_reason"):
         status += f" ({entry['foul_reason']})"
     if entry.get("special"):
-        status += f" {entry['special']} (declared {entry['declared']!r})"
+        chinese = Special.from_id(entry["special"]).chinese
+        status += f" {entry['special']} {chinese} (declared {entry['declared']!r})"
     if "points" in entry:
         status += f"; points {signed(entry['points'])}, coins {signed(entry['coins'])}"
     if entry["escape_coins"]:

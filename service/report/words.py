@@ -7,17 +7,82 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.rules.cards import parse_cards
+from domain.rules.cards import parse_card
 from domain.rules.ruleset import Ruleset
+from domain.rules.specials import Special
 from service.report.dispute import PairView, PileOutcome, PlayerView, Report
 from service.report.figures import signed
+from service.report.html_labels import pile_words
 
 # --- words shared by the text and the HTML ----------------------------------------------------
 
 
-def symbols(cards: Sequence[str]) -> str:
-    """``A♠ K♥``: the cards for people, in the given order."""
-    return " ".join(c.symbol() for c in parse_cards(cards))
+def symbols(cards: Sequence[str], horse: str | None = None) -> str:
+    """``A♠ K♥``: the cards for people, in the given order, each copy of a card shown
+    (R14.2.3); the ``horse`` card, when given, in brackets (R14.1.2).
+
+    >>> symbols(["Kd", "Kd", "8h"], horse="8h")
+    'K♦ K♦ [8♥]'
+    """
+    shown = []
+    for text in cards:
+        card = parse_card(text)
+        shown.append(
+            f"[{card.symbol()}]" if horse is not None and str(card) == horse else card.symbol()
+        )
+    return " ".join(shown)
+
+
+def special_name(special: Special) -> str:
+    """``six_of_a_kind 六六大顺``: a special hand's id and its Chinese name (R5.1, R14.4.3)."""
+    return f"{special.id} {special.chinese}"
+
+
+def variant_lines(ruleset: Ruleset) -> list[str]:
+    """The R14 parameters a ruleset changes, in words; none for ``standard`` and ``fujian``."""
+    changed = ruleset.variants()
+    if not changed:
+        return []
+    lines = []
+    if ruleset.horse_card is not None:
+        both = (
+            "both holders cancel"
+            if ruleset.horse_both_holders == "cancel"
+            else f"both holders ×{ruleset.horse_multiplier**2}"
+        )
+        lines.append(
+            f"horse card 马牌 {ruleset.horse_card.symbol()}: its holder's pairs ×"
+            f"{ruleset.horse_multiplier}, {both} (R14.1)"
+        )
+    if ruleset.extra_suits or ruleset.max_players != 4:
+        suits = " ".join(ruleset.extra_suits) or "none"
+        lines.append(
+            f"up to {ruleset.max_players} players; extra suits {suits}: a deck of "
+            f"{len(ruleset.deck)} cards, copies of a card are one card (R14.2)"
+        )
+    scoring = []
+    if not ruleset.roll_over_counts_as_scoop:
+        scoring.append("a scoop needs all three piles won (R14.5.1)")
+    if ruleset.scoop_bonus:
+        scoring.append(f"a scoop +{ruleset.scoop_bonus} (R14.5.2)")
+    if ruleset.special_order == "points":
+        scoring.append("between specials the one worth more wins (R14.5.3)")
+    if ruleset.special_counting != "exact":
+        scoring.append(f"special counting {ruleset.special_counting} (R14.4.1)")
+    if not ruleset.group_kickers:
+        scoring.append("groups compare without kickers (R14.3.3)")
+    if ruleset.flush_pairs_first:
+        scoring.append("flushes with pairs first (R14.3.4)")
+    if scoring:
+        lines.append("; ".join(scoring))
+    extra = [s for s in ruleset.specials if s.id in {"two_fives_one_trips", "six_of_a_kind"}]
+    if extra:
+        lines.append(
+            "extra specials: "
+            + ", ".join(f"{special_name(s)} {ruleset.points_of(s)} points" for s in extra)
+            + " (R14.4.3)"
+        )
+    return lines
 
 
 def ruleset_lines(ruleset: Ruleset) -> list[str]:
@@ -36,6 +101,7 @@ def ruleset_lines(ruleset: Ruleset) -> list[str]:
         f"pile bonuses (R6.1): {bonuses}",
         f"A-2-3-4-5 ranks {ruleset.wheel} among straights (R2.3); escape penalty "
         f"{ruleset.escape_penalty_multiple} × base (R11.1); {ruleset.arrange_seconds} s to arrange",
+        *variant_lines(ruleset),
     ]
 
 
@@ -53,19 +119,35 @@ def phase_words(report: Report) -> str:
     )
 
 
+def horse_words(pair: PairView) -> str:
+    """The pair's horse factor and who holds the horse (R14.1.3); empty when neither does."""
+    if not pair.horse_holders:
+        return ""
+    if len(pair.horse_holders) == 2:
+        return f"horse 马 ×{pair.horse}: both hold it (R14.1.3)"
+    return f"horse 马 ×{pair.horse}: {pair.horse_holders[0]} holds it (R14.1.4)"
+
+
 def multiplier_words(pair: PairView) -> str:
-    """``(+1 +1 +1) = +3, scoop ×2, home run ×2 = +12`` for ``a``; specials take none."""
+    """``(+1 +1 +1) = +3, scoop ×2, horse ×2, home run ×2 = +24`` for ``a``, in R14.5.6's
+    order; a special takes only the horse."""
+    horse = horse_words(pair)
     if pair.kind == "special":
+        if horse:
+            return f"a special hand's fixed points (R6.5, R6.6), {horse} = {signed(pair.points)}"
         return "none: a special hand scores its fixed points (R6.5, R6.6)"
     if pair.kind == "both_foul":
         return "both foul: 0 (R6.4)"
     terms = " ".join(f"{p.result * p.worth:+d}" for p in pair.piles)
     text = f"({terms}) = {signed(pair.base)}"
     if pair.scoop:
-        text += f", scoop ×{pair.scoop} by {pair.scooper} (R6.2)"
+        bonus = f" +{pair.scoop_bonus} (R14.5.2)" if pair.scoop_bonus else ""
+        text += f", scoop ×{pair.scoop}{bonus} by {pair.scooper} (R6.2)"
+    if horse:
+        text += f", {horse}"
     if pair.home_run:
         text += f", home run ×{pair.home_run} by {pair.scooper} (R6.7)"
-    if pair.scoop or pair.home_run:
+    if pair.scoop or pair.home_run or horse:
         text += f" = {signed(pair.points)}"
     return text
 
@@ -96,6 +178,14 @@ def _pile_sentence(pair: PairView, pile: PileOutcome, me: str) -> str:
 
 
 def _special_sentence(report: Report, pair: PairView, me: str) -> str:
+    sentence = _special_verdict(report, pair, me)
+    horse = horse_words(pair)
+    if not horse:
+        return sentence
+    return f"{sentence.replace('no multiplier', 'no scoop')}; {horse}"
+
+
+def _special_verdict(report: Report, pair: PairView, me: str) -> str:
     other = pair.other(me)
     mine, theirs = report.player(me), report.player(other)
     points = signed(pair.points_for(me))
@@ -145,7 +235,15 @@ def pair_sentences(report: Report, pair: PairView, me: str) -> list[str]:
     total = f"Result against {other}: {signed(points)} = piles {signed(base)}"
     if pair.scoop:
         who = f"you scoop {other}" if pair.scooper == me else f"{other} scoops you"
-        total += f" × {pair.scoop} ({who}, R6.2)"
+        bonus = f", bonus {pair.scoop_bonus} to the scooper (R14.5.2)" if pair.scoop_bonus else ""
+        total += f" × {pair.scoop} ({who}, R6.2{bonus})"
+    if pair.horse_holders:
+        holder = (
+            "you both hold"
+            if len(pair.horse_holders) == 2
+            else ("you hold" if pair.horse_holders[0] == me else f"{pair.horse_holders[0]} holds")
+        )
+        total += f" × {pair.horse} ({holder} the horse 马, R14.1.4)"
     if pair.home_run:
         who = "your" if pair.scooper == me else f"{other}'s"
         total += f" × {pair.home_run} ({who} home run, R6.7)"
@@ -171,6 +269,8 @@ def _reason(report: Report, pair: PairView, me: str) -> str:
     text = f"{won} pile(s) won, {lost} lost, {3 - won - lost} tied"
     if pair.scoop:
         text += f", {'you scoop' if pair.scooper == me else 'scooped'} ×{pair.scoop}"
+    if pair.horse_holders:
+        text += f", horse ×{pair.horse}"
     if pair.home_run:
         text += f", home run ×{pair.home_run}"
     return text
@@ -204,18 +304,25 @@ def overall_sentence(report: Report, me: str) -> str:
 # --- text -------------------------------------------------------------------------------------
 
 
-def _player_lines(view: PlayerView, width: int) -> list[str]:
+def _player_lines(view: PlayerView, width: int, ruleset: Ruleset) -> list[str]:
     name = view.player_id.ljust(width)
     pad = " " * (width + 2)
     lines = [f"  {name}  seat {view.seat}, balance at the deal {view.balance_at_deal}: "]
     lines[0] += view.status
     if view.cards is None:
         return lines
-    lines.append(f"  {pad}dealt   {symbols(view.cards)}")
-    pile_width = max((len(symbols(p.cards)) for p in view.piles), default=0)
-    for pile in view.piles:
-        words = f"  {pile.words}" if pile.words else ""
-        lines.append(f"  {pad}{pile.name:<7} {symbols(pile.cards):<{pile_width}}{words}")
+    horse = str(ruleset.horse_card) if view.horse and ruleset.horse_card is not None else None
+    lines.append(f"  {pad}dealt   {symbols(view.cards, horse)}")
+    if horse is not None and ruleset.horse_card is not None:
+        lines.append(
+            f"  {pad}holds the horse card 马牌 {ruleset.horse_card.symbol()} (in brackets): "
+            f"each of {view.player_id}'s pairs counts ×{ruleset.horse_multiplier} (R14.1)"
+        )
+    shown = [symbols(p.cards, horse) for p in view.piles]
+    pile_width = max((len(text) for text in shown), default=0)
+    for pile, text in zip(view.piles, shown, strict=True):
+        words = f"  {pile_words(pile.words)}" if pile.words else ""
+        lines.append(f"  {pad}{pile.name:<7} {text:<{pile_width}}{words}")
     if view.special is not None:
         how = "the split that shows it (R5.5)" if view.piles else "no split needed"
         lines.append(
@@ -244,6 +351,26 @@ def _pair_lines(pair: PairView) -> list[str]:
         )
     lines.append(f"    multipliers: {multiplier_words(pair)}")
     lines.append(f"    points: {pair.a} {signed(pair.points)}, {pair.b} {signed(-pair.points)}")
+    return lines
+
+
+def glance_lines(report: Report) -> list[str]:
+    """With five or six players (10 or 15 pairs, R14.2.6), every pair's points in one grid:
+    the row's player against the column's, and the row's total."""
+    if len(report.players) <= 4 or not report.pairs:
+        return []
+    at_showdown = {x.a for x in report.pairs} | {x.b for x in report.pairs}
+    ids = [p.player_id for p in report.players if p.player_id in at_showdown]
+    points = {(x.a, x.b): x.points for x in report.pairs}
+    points |= {(x.b, x.a): -x.points for x in report.pairs}
+    width = max(6, *(len(i) for i in ids))
+    lines = [" " * width + "".join(f"  {i:>{width}}" for i in ids) + f"  {'total':>{width}}"]
+    for row in ids:
+        cells = "".join(
+            f"  {'·' if row == col else signed(points[(row, col)]):>{width}}" for col in ids
+        )
+        total = sum(points[(row, col)] for col in ids if col != row)
+        lines.append(f"{row:<{width}}{cells}  {signed(total):>{width}}")
     return lines
 
 
@@ -325,7 +452,9 @@ def render_text(report: Report, player: str | None = None) -> str:
     out.append("Players (front | middle | back)" if report.over else "Players")
     width = max(len(p.player_id) for p in report.players)
     for view in report.players:
-        out += _player_lines(view, width)
+        out += _player_lines(view, width, report.ruleset)
+    if report.undealt:
+        out.append(f"  undealt ({len(report.undealt)} cards, R14.2.4): {symbols(report.undealt)}")
     escapes = [p for p in report.players if p.escaped]
     if escapes:
         out.append("")
@@ -338,6 +467,11 @@ def render_text(report: Report, player: str | None = None) -> str:
     if report.pairs:
         out.append("")
         out.append("Comparisons (R6)")
+        glance = glance_lines(report)
+        if glance:
+            out.append(f"  {len(report.pairs)} pairs at a glance: points for the row's player")
+            out += [f"    {line}" for line in glance]
+            out.append("")
         for pair in report.pairs_for(player):
             out += _pair_lines(pair)
     if report.over:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from domain.rules.hands import Category
-from service.report.html_labels import ENGLISH
+from service.report.html_labels import CATEGORIES_ZH, CATEGORY_OF_WORDS, ENGLISH, pile_words
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"
@@ -171,27 +170,19 @@ REPORT_ZH: dict[str, str] = {
     "verified": "已验证",
     "not_verified": "不一致",
     "callers": "调用者（每个事件记录的身份）",
+    # R14: the horse card, the cards dealt to no one, many pairs
+    "horse_badge": "马牌",
+    "horse_holder": "持有马牌 {card}：其每一对比牌 ×{factor} (R14.1)",
+    "horse_card_title": "{card}，马牌 (R14.1)",
+    "undealt": "未发出的牌 (R14.2.4)",
+    "undealt_how": "{deck} 张牌中有 {n} 张未发给任何人；与手牌一同公布。",
+    "glance": "比牌一览：行中玩家所得墩数 (R6, R14.2.6)",
 }
 """The Chinese of the dispute report's labels (``service.report.html_labels.ENGLISH_LABELS``):
 plain words, no markup, as the report's English."""
 
 PILES_ZH = {"front": "前墩", "middle": "中墩", "back": "后墩"}
 """The rule book's glossary (docs/rules.md): 墩 pile."""
-
-CATEGORIES_ZH = {
-    Category.STRAIGHT_FLUSH: "同花顺",
-    Category.FOUR_OF_A_KIND: "铁支",
-    Category.FULL_HOUSE: "葫芦",
-    Category.FLUSH: "同花",
-    Category.STRAIGHT: "顺子",
-    Category.THREE_OF_A_KIND: "三条",
-    Category.TWO_PAIR: "二对",
-    Category.PAIR: "一对",
-    Category.HIGH_CARD: "散牌",
-}
-"""R2.1: each pile category's Chinese name."""
-
-_CATEGORY_OF_WORDS = {c.words: c for c in Category}
 
 
 class Words:
@@ -237,9 +228,9 @@ class Words:
         >>> Words("zh").hand_words("full house, 9s over 5s"), Words("en").hand_words("pair, Qs")
         ('葫芦 full house, 9s over 5s', 'pair, Qs')
         """
-        category = _CATEGORY_OF_WORDS.get(words.split(",", 1)[0])
+        category = CATEGORY_OF_WORDS.get(words.split(",", 1)[0])
         if not self.zh or category is None:
-            return words
+            return pile_words(words)
         return f"{CATEGORIES_ZH[category]} {words}"
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from urllib.parse import quote, urlencode
 
 from service.report.html import CSS as REPORT_CSS
+from service.report.html import R14_CSS
 from service.report.html_labels import e
 from service.report.html_sections import cards as report_cards
 from service.web.labels import LANGUAGES, Words
@@ -53,7 +54,7 @@ table.list td.num, table.list th.num { text-align: right; white-space: nowrap; }
 footer { color: var(--muted); font-size: 12px; text-align: center; padding: 8px 0 20px; }
 """
 
-STYLESHEET = REPORT_CSS + CONSOLE_CSS
+STYLESHEET = REPORT_CSS + R14_CSS + CONSOLE_CSS
 """``/console.css``: the explain report's cards, players, pairs and proof, and the console's."""
 
 
