@@ -119,6 +119,26 @@ def special_and_suggestion(
     return {"worst_ms": max(samples), "median_ms": statistics.median(samples)}
 
 
+def round_suggestion(
+    rng: random.Random, count: int = 60, ruleset: Ruleset = STANDARD, players: int = 4
+) -> dict[str, float]:
+    """Specials and a suggestion for every seat of a dealt round: what a table of ``players``
+    costs the helper per deal (each round at its best of 3)."""
+    samples = []
+    for _ in range(count):
+        deck = list(ruleset.deck)
+        rng.shuffle(deck)
+        hands = [tuple(deck[13 * k : 13 * k + 13]) for k in range(players)]
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            for hand in hands:
+                suggest(hand, ruleset)
+            runs.append((time.perf_counter() - start) * 1e3)
+        samples.append(min(runs))
+    return {"median_ms": statistics.median(samples), "p99_ms": _p99(samples)}
+
+
 def _p99(samples: list[float]) -> float:
     return sorted(samples)[int(0.99 * (len(samples) - 1))]
 
@@ -130,7 +150,8 @@ def report() -> list[str]:
     sp = special_and_suggestion(rng)
     six = round_scoring(rng, count=100, ruleset=PUXIAN6, players=6)
     six_sp = special_and_suggestion(rng, count=100, ruleset=PUXIAN6)
-    ratio = six["median_us"] / sc["median_us"]
+    four_deal = round_suggestion(rng)
+    six_deal = round_suggestion(rng, ruleset=PUXIAN6, players=6)
     return [
         "rules engine",
         f"  5-card evaluations/s   engine {ev['engine']:>12,.0f}   naive (sort+Counter) "
@@ -140,10 +161,29 @@ def report() -> list[str]:
         f"  specials + suggestion  worst {sp['worst_ms']:7.2f} ms   "
         f"median {sp['median_ms']:6.2f} ms   over {len(ADVERSARIAL)} adversarial + 300 random "
         "hands (target worst <= 20 ms)",
-        f"  score a 6-player puxian6 round median {six['median_us']:7.1f} us   "
-        f"p99 {six['p99_us']:7.1f} us   {ratio:4.1f}x the 4-player standard round (15 pairs "
-        "against 6: target <= 4x)",
-        f"  puxian6 specials + suggestion worst {six_sp['worst_ms']:7.2f} ms   median "
-        f"{six_sp['median_ms']:6.2f} ms   over {len(ADVERSARIAL_COPIES)} adversarial + 100 "
-        "random hands of 78 cards",
+        "  a 6-seat puxian6 round (R14: 78 cards, 15 pairs) beside a 4-seat standard one (6 pairs)",
+        f"    {'':<38}{'4 standard':>12}{'6 puxian6':>12}{'ratio':>8}",
+        _side("score the round, median us", sc["median_us"], six["median_us"], "target <= 4x"),
+        _side("score the round, p99 us", sc["p99_us"], six["p99_us"]),
+        _side(
+            "suggest for every seat, median ms",
+            four_deal["median_ms"],
+            six_deal["median_ms"],
+            "target <= 4x",
+        ),
+        _side("suggest for every seat, p99 ms", four_deal["p99_ms"], six_deal["p99_ms"]),
+        _side("suggest one hand, median ms", sp["median_ms"], six_sp["median_ms"]),
+        _side(
+            "suggest one hand, worst ms",
+            sp["worst_ms"],
+            six_sp["worst_ms"],
+            f"adversarial {len(ADVERSARIAL)} / {len(ADVERSARIAL_COPIES)} + random",
+        ),
     ]
+
+
+def _side(what: str, four: float, six: float, note: str = "") -> str:
+    """One cost, the 4-seat standard round's beside the 6-seat puxian6 one's, and their
+    ratio."""
+    ratio = six / four if four else float("inf")
+    return f"    {what:<38}{four:>12.2f}{six:>12.2f}{ratio:>7.1f}x   {note}".rstrip()
