@@ -155,6 +155,28 @@ def test_r14_4_3_explain_and_replay_name_six_of_a_kind_in_chinese(store: R14Stor
     assert "declared 'six_of_a_kind': six_of_a_kind 六六大顺" in done.stdout
 
 
+def test_r14_1_4_a_special_hand_against_the_horse_holder_is_multiplied_by_the_horse(
+    store: R14Store,
+) -> None:
+    """R14.1.4: whatever the pair scores under R6.5 (a special's fixed points) × the horse."""
+    text = explain(store, store.six, "--player", store.six_kind)
+    holder = store.six_holder
+    a, b = sorted((store.six_kind, holder), key=SIX.index)
+    pair = text.split(f"\n  {a} vs {b}: ")[1].split("\n  ")[0:8]
+    multipliers = next(line for line in pair if line.startswith("  multipliers:"))
+    points = 20 * 2 if a == store.six_kind else -20 * 2
+    assert multipliers == (
+        f"  multipliers: a special hand's fixed points (R6.5, R6.6), horse 马 ×2: {holder} "
+        f"holds it (R14.1.4) = {points:+d}"
+    )
+    view = text.split("From ")[1].split("\nPlayers")[0]
+    assert (
+        f"beats {holder}'s hand for its fixed 20 points, no scoop: +40 (R6.5); "
+        f"horse 马 ×2: {holder} holds it (R14.1.4)"
+    ) in view
+    assert store.points[store.six][store.six_kind] == 20 * 4 + 40  # five pairs, one doubled
+
+
 def _undealt(store: R14Store, round_id: str, client_seed: str) -> list[str]:
     steps = json.loads(
         thirteen("replay", "--data", str(store.data), "--round", round_id, "--json").stdout

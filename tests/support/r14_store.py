@@ -42,6 +42,7 @@ class R14Store:
     holder: str = ""  # who holds the horse in ``horse``
     five_kind: str = ""  # who arranges a five of a kind in ``horse``
     six_kind: str = ""  # who declares six_of_a_kind in ``six``
+    six_holder: str = ""  # who holds the horse in ``six``
     hands: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     points: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -96,7 +97,10 @@ def _horse_fits(hands: Hands) -> bool:
 
 
 def _six_fits(hands: Hands) -> bool:
-    return any(most_of_a_rank(h) >= 6 for h in hands)
+    """Someone holds six of a rank, and someone else alone holds the horse card."""
+    holders = [h for h in hands if PUXIAN6.holds_horse(h)]
+    six = [h for h in hands if most_of_a_rank(h) >= 6]
+    return len(six) == 1 and len(holders) == 1 and holders[0] is not six[0]
 
 
 def _arrange(app: Thirteen, round_id: str, player: str) -> None:
@@ -137,6 +141,7 @@ def build_r14_store(data: Path) -> R14Store:
         )
         store.six = round_.round_id
         store.six_kind = next(p for p in SIX if most_of_a_rank(round_.hand(p)) >= 6)
+        store.six_holder = next(p for p in SIX if PUXIAN6.holds_horse(round_.hand(p)))
         app.arrange(round_.round_id, store.six_kind, [], [], [], special="six_of_a_kind")
         for player in SIX:
             if player != store.six_kind:
