@@ -108,3 +108,13 @@ def test_r14_2_4_the_round_page_of_five_players_shows_the_13_undealt_cards(
     heading = "未发出的牌 (R14.2.4)" if lang == "zh" else "Undealt cards (R14.2.4)"
     assert heading in part
     assert section(page, "comparisons").count('<div class="pair">') == 10
+
+
+def test_r14_2_3_a_player_s_game_recall_shows_each_copy_of_a_card(world: World) -> None:
+    store = world.store
+    player = store.five_kind  # holds five of a rank: copies for sure
+    page = ok(world, link("/players", player))
+    row = next(r for r in page.text.split("<tr") if store.horse in r)
+    shown = Counter(re.findall(r'title="([^"]+)"', row))
+    assert shown == Counter(_symbol(c) for c in store.hands[store.horse][player])
+    assert max(shown.values()) > 1
