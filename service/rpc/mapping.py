@@ -14,7 +14,7 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domain import visibility
-from domain.errors import CardError, RuleError, RulesetError, quoted
+from domain.errors import CardError, RuleError, quoted
 from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
 from domain.rules.cards import Card, parse_card
@@ -84,12 +84,28 @@ def viewer(text: str) -> str:
     return text
 
 
+_VARIANT_SCALARS = (
+    "horse_card",
+    "horse_multiplier",
+    "horse_both_holders",
+    "max_players",
+    "extra_suits",
+    "group_kickers",
+    "flush_pairs_first",
+    "special_counting",
+    "roll_over_counts_as_scoop",
+    "scoop_bonus",
+    "special_order",
+)
+"""R14's parameters that are one value on the wire (``extra_suits`` as a string, "dc")."""
+
+
 def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
-    """R13: a preset by name (default standard) with the set parameters overriding it, for a
-    new table, so within ``domain.rules.limits`` (table.proto states them)."""
+    """R13, R14: a preset by name (default standard) with the set parameters overriding it,
+    for a new table, so within ``domain.rules.limits`` (table.proto states them)."""
     spec: dict[str, Any] = {"preset": name or "standard"}
     if parameters is not None:
-        for field in _SCALARS:
+        for field in (*_SCALARS, *_VARIANT_SCALARS):
             if parameters.HasField(field):
                 spec[field] = getattr(parameters, field)
         if parameters.HasField("pile_bonuses"):
@@ -97,33 +113,34 @@ def ruleset(name: str, parameters: pb.RulesetParameters | None) -> Ruleset:
             spec["pile_bonuses"] = {
                 pile: dict(getattr(bonuses, pile)) for pile in ("front", "middle", "back")
             }
-        if parameters.special_points:
-            spec["special_points"] = dict(parameters.special_points)
-    return served(resolve(spec, strict=True))
-
-
-def served(rules: Ruleset) -> Ruleset:
-    """A ruleset this service can play: the regional variants (R14: the ``puxian`` presets)
-    are scored by the domain, but the tables, the deal, the views and the reports do not serve
-    them yet (five or six seats, copies of a card, the horse), so a table is not opened on one."""
-    variants = rules.variants()
-    if variants:
-        names = ", ".join(list(variants)[:3]) + (", …" if len(variants) > 3 else "")
-        raise RulesetError(
-            f"ruleset {rules.name}: the regional variants of R14 ({names}) are not served by "
-            "OpenTable yet; open the table with standard or fujian",
-            field="ruleset",
-        )
-    return rules
+        points: dict[str, int | None] = dict(parameters.special_points)
+        points |= dict.fromkeys(parameters.undeclarable_specials)  # R14.5.4: null takes it out
+        if points:
+            spec["special_points"] = points
+        if parameters.HasField("extra_specials"):
+            spec["extra_specials"] = list(parameters.extra_specials.ids)
+    return resolve(spec, strict=True)
 
 
 def ruleset_parameters(rules: Ruleset) -> pb.RulesetParameters:
+    """Every R13 parameter, and the R14 ones the ruleset changes from their defaults (as it
+    records them), so a table opened before R14 answers as it did."""
     data = rules.to_dict()
-    return pb.RulesetParameters(
+    variants = rules.variants()
+    points = data["special_points"]
+    message = pb.RulesetParameters(
         **{field: data[field] for field in _SCALARS},
         pile_bonuses=pb.PileBonuses(**data["pile_bonuses"]),
-        special_points=data["special_points"],
+        special_points={k: v for k, v in points.items() if v is not None},
+        undeclarable_specials=[k for k, v in points.items() if v is None],
     )
+    for field in _VARIANT_SCALARS:
+        if field in variants:
+            value = variants[field]
+            setattr(message, field, "".join(value) if field == "extra_suits" else value)
+    if "extra_specials" in variants:
+        message.extra_specials.ids.extend(variants["extra_specials"])
+    return message
 
 
 def table_fields(table: Table) -> dict[str, Any]:

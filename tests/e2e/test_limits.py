@@ -9,6 +9,7 @@ contract (wallet.proto, table.proto)."""
 from __future__ import annotations
 
 import base64
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_status import rpc_status
 
-from domain.rules.ruleset import STANDARD
+from domain.rules.ruleset import ALL_PRESETS, STANDARD
 from service._generated.thirteen.v1 import (
     audit_pb2,
     diagnostics_pb2,
@@ -237,23 +238,124 @@ def test_r13_parameters_that_together_could_score_more_than_a_round_allows_refus
     assert opened.ruleset_parameters.scoop_multiplier == 4
 
 
-@pytest.mark.parametrize("preset", ["puxian", "puxian5", "puxian6"])
-def test_r14_6_opentable_refuses_the_variant_presets_it_does_not_serve_yet(
-    server: ServerThread, preset: str
+@pytest.mark.parametrize(
+    ("preset", "seats", "suits"), [("puxian", 4, ""), ("puxian5", 5, "d"), ("puxian6", 6, "dc")]
+)
+def test_r14_6_opentable_serves_the_variant_presets_with_their_seats_and_decks(
+    server: ServerThread, preset: str, seats: int, suits: str
 ) -> None:
-    """R14.6: the domain scores the puxian presets, but tables, deals and views do not serve
-    R14's variants yet (five or six seats, copies of a card, the horse): OpenTable refuses
-    them with INVALID_ARGUMENT on ``ruleset``, saying so, and no table opens."""
+    """R14.6: OpenTable opens a table on each puxian preset and answers its R14 parameters
+    (R14.1.6: the horse card is public from the start); R14.2.1: it seats ``max_players`` and
+    no more; R14.2.3, R14.2.4: Deal deals 13 cards a seat from the N-card deck, no card more
+    often than the deck holds it."""
+    coins = {f"P{i}": 1000 for i in range(seats)}
+    table = seated_table(server, "t", coins, ruleset=preset)
+    parameters = table.ruleset_parameters
+    assert table.ruleset == preset
+    assert (parameters.horse_card, parameters.max_players) == ("8h", seats if seats > 4 else 0)
+    assert parameters.HasField("max_players") == (seats > 4)  # R14: set where not the default
+    assert parameters.extra_suits == suits
+    assert list(parameters.extra_specials.ids) == ["two_fives_one_trips", "six_of_a_kind"]
+    assert list(parameters.undeclarable_specials) == ["two_monsters_front_trips"]  # R14.5.4
+    assert "two_monsters_front_trips" not in parameters.special_points
+    assert (parameters.special_order, parameters.roll_over_counts_as_scoop) == ("points", False)
+    assert get_table(server, "t").ruleset_parameters == parameters
+    credit(server, "late", 1000, "start-late")
+    with nothing_stored(server, tables=["t"]):
+        assert_refused(
+            server.tables.SitDown,
+            table_pb2.SitDownRequest(table_id="t", player_id="late"),
+            PRECONDITION,
+            "SEAT_RULE",
+            says=f"full ({seats} seats)",
+        )
+
+    dealt = deal(server, "t")
+    hands = hands_of(dealt)
+    assert list(hands) == list(coins) and all(len(cards) == 13 for cards in hands.values())
+    counts = Counter(card for cards in hands.values() for card in cards)
+    copies = {str(card): n for card, n in ALL_PRESETS[preset].copies.items()}
+    assert all(counts[card] <= copies[card] for card in counts), counts  # R14.2.3
+
+
+def test_r14_opentable_takes_each_variant_parameter_and_answers_it_back(
+    server: ServerThread,
+) -> None:
+    """R13, R14: parameters override the preset one by one (a ``custom`` ruleset), each R14
+    parameter round-trips through OpenTable and GetTable, and a table left on R14's defaults
+    answers none of them (unset means the default, as before R14)."""
+    wanted = table_pb2.RulesetParameters(
+        horse_card="As",
+        horse_multiplier=3,
+        horse_both_holders="stack",
+        max_players=5,
+        extra_suits="h",
+        group_kickers=False,
+        flush_pairs_first=True,
+        special_counting="partition",
+        extra_specials=table_pb2.SpecialIds(ids=["six_of_a_kind"]),
+        roll_over_counts_as_scoop=False,
+        scoop_bonus=1,
+        special_order="points",
+        undeclarable_specials=["dragon"],
+    )
+    opened = open_table(server, "t", parameters=wanted)
+    assert opened.ruleset == "custom"
+    answered = opened.ruleset_parameters
+    for field in ("horse_card", "horse_multiplier", "horse_both_holders", "max_players",
+                  "extra_suits", "group_kickers", "flush_pairs_first", "special_counting",
+                  "extra_specials", "roll_over_counts_as_scoop", "scoop_bonus", "special_order",
+                  "undeclarable_specials"):  # fmt: skip
+        assert getattr(answered, field) == getattr(wanted, field), field
+    assert "dragon" not in answered.special_points
+    assert get_table(server, "t").ruleset_parameters == answered
+
+    plain = open_table(server, "s").ruleset_parameters
+    variants = [f.name for f, _ in plain.ListFields() if f.number >= 14]
+    assert variants == [] and not plain.undeclarable_specials
+
+
+def test_r14_a_variant_parameter_out_of_range_is_refused_naming_it(server: ServerThread) -> None:
+    """R14: each parameter out of its range (R14.1.1, R14.2.1, R14.2.2, R14.4.3, R14.5.2,
+    R14.5.3, R14.5.4), or a deck too small for the seats (R14.2.2), refuses the table with
+    INVALID_ARGUMENT and a BadRequest naming the parameter; nothing is stored."""
+    bad = [
+        (table_pb2.RulesetParameters(horse_card="8x"), "ruleset.horse_card"),
+        (table_pb2.RulesetParameters(horse_multiplier=5), "ruleset.horse_multiplier"),
+        (table_pb2.RulesetParameters(horse_both_holders="both"), "ruleset.horse_both_holders"),
+        (table_pb2.RulesetParameters(max_players=7), "ruleset.max_players"),
+        (table_pb2.RulesetParameters(max_players=5), "ruleset.max_players"),  # 52 cards
+        (table_pb2.RulesetParameters(extra_suits="dd"), "ruleset.extra_suits"),
+        (table_pb2.RulesetParameters(extra_suits="x"), "ruleset.extra_suits"),
+        (table_pb2.RulesetParameters(special_counting="some"), "ruleset.special_counting"),
+        (
+            table_pb2.RulesetParameters(extra_specials=table_pb2.SpecialIds(ids=["dragon"])),
+            "ruleset.extra_specials",
+        ),
+        (table_pb2.RulesetParameters(scoop_bonus=4), "ruleset.scoop_bonus"),
+        (table_pb2.RulesetParameters(special_order="random"), "ruleset.special_order"),
+        (table_pb2.RulesetParameters(undeclarable_specials=["nope"]), "ruleset.special_points"),
+    ]
     with nothing_stored(server):
+        for parameters, field in bad:
+            request = table_pb2.OpenTableRequest(table_id="t", ruleset_parameters=parameters)
+            assert_refused(
+                server.tables.OpenTable, request, INVALID, "INVALID_RULESET", field=field
+            )
         assert_refused(
             server.tables.OpenTable,
-            table_pb2.OpenTableRequest(table_id="t", ruleset=preset),
+            table_pb2.OpenTableRequest(
+                table_id="t",
+                ruleset="puxian6",
+                ruleset_parameters=table_pb2.RulesetParameters(
+                    horse_both_holders="stack", horse_multiplier=4
+                ),
+            ),
             INVALID,
             "INVALID_RULESET",
             field="ruleset",
-            says="regional variants of R14 (horse_card",
+            says="above the limit of 2,000",
         )
-    assert open_table(server, "t", ruleset="fujian").ruleset == "fujian"
 
 
 def test_r13_a_table_opened_before_the_limits_still_loads_but_deals_no_round_past_them(
