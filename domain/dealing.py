@@ -1,7 +1,8 @@
 """What a deal records (R8.3, R8.4, R10.1, R12, R14.2.4): the hands from the committed seed, the
 client seed and the players' seeds, the base stake and every balance fixed, the deadline set;
 refused while anything it would record exceeds ``domain.rules.limits``.
-``Round(**deal_record(...))`` records it in its ``Dealt`` event."""
+``Round(**deal_record(...))`` records it in its ``Dealt`` event; ``undealt_cards`` recomputes what
+it left undealt once the seed is revealed."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from domain.fairness.shuffle import (
     deal,
     effective_client_seed,
     in_seat_order,
+    undealt,
 )
-from domain.rules.cards import format_cards
+from domain.round import Round
+from domain.rules.cards import Card, format_cards
 from domain.rules.limits import check_deal
 from domain.rules.ruleset import Ruleset
 from domain.rules.stakes import round_base
@@ -73,4 +76,23 @@ def deal_record(
         ruleset=ruleset.to_dict(),
         at=at,
         deadline=at + timedelta(seconds=ruleset.arrange_seconds),
+    )
+
+
+def undealt_cards(round_: Round) -> tuple[Card, ...]:
+    """R14.2.4: the shuffled deck's positions from 13 × (players dealt) on, which no one was
+    dealt, recomputed from the round's revealed server seed and what its deal recorded (the
+    client seed, the players' seeds, the ruleset's deck), so nothing more is stored and a round
+    dealt before R14 has them too. Only a round that is over has its seed (R12.6); who may see
+    them is ``domain.visibility``'s to say."""
+    if round_.server_seed is None:
+        raise RuleError(f"round {round_.round_id} is not over: its server seed is secret (R12.1)")
+    rules = round_.ruleset
+    return undealt(
+        bytes.fromhex(round_.server_seed),
+        effective_client_seed(round_.client_seed, round_.seat_seeds),
+        round_.round_id,
+        len(round_.players),
+        deck=rules.deck,
+        max_players=rules.max_players,
     )

@@ -74,6 +74,13 @@ def tells_submission_kind(round_: Dealt, viewer: str | None, player: str) -> boo
     return sees_submission(round_, viewer, player)
 
 
+def shows_undealt(round_: Dealt) -> bool:
+    """R14.2.4: the cards no one was dealt are published with the hands once the round is over
+    (they follow from the seed, secret until then, R12.1); before, nobody sees them, not even
+    the ``DEALER``."""
+    return is_public(round_)
+
+
 def shows_qualifying(round_: Dealt, viewer: str | None, player: str) -> bool:
     """R5.6: the specials a hand qualifies for are told to its player while they decide what
     to play, and to nobody else (they say much about the cards)."""

@@ -14,10 +14,11 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domain import visibility
+from domain.dealing import undealt_cards
 from domain.errors import CardError, RuleError, quoted
 from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
-from domain.rules.cards import Card, parse_card
+from domain.rules.cards import Card, format_cards, parse_card
 from domain.rules.ruleset import Ruleset, resolve
 from domain.rules.specials import qualifying
 from domain.table import Table
@@ -213,7 +214,15 @@ def round_fields(round_: Round, viewer: str | None) -> dict[str, Any]:
     }
     if round_.revealed:
         fields["result"] = pb.RoundResult(**result_fields(round_result(round_)))
+    fields["undealt_cards"] = undealt(round_)
     return fields
+
+
+def undealt(round_: Round) -> list[str]:
+    """R14.2.4: the cards no one was dealt, once ``domain.visibility`` shows them (none before)."""
+    if not visibility.shows_undealt(round_):
+        return []
+    return format_cards(undealt_cards(round_))
 
 
 def listed_round(listing: Listing) -> pb.Round:
