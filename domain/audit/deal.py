@@ -1,8 +1,10 @@
-"""The audit of a deal (R8.3, R8.4, R12, R12.8, R13): the ruleset, the base stake, the players'
-seeds and the hands recomputed from the seeds once they are revealed."""
+"""The audit of a deal (R8.3, R8.4, R12, R12.8, R13, R14.1.6, R14.2.3): the ruleset and its horse
+card, the base stake, the players' seeds, no card dealt more often than the deck holds it, and the
+hands recomputed from the seeds once they are revealed."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +14,7 @@ from domain.errors import RuleError
 from domain.fairness.proof import Proof, prove
 from domain.fairness.shuffle import check_player_seeds, in_seat_order
 from domain.round import Round
+from domain.rules.parameters import NO_HORSE
 from domain.rules.ruleset import Ruleset
 from domain.rules.stakes import round_base
 
@@ -42,7 +45,7 @@ class Proofs:
 
 
 def verify_deal(
-    dealt: Round.Dealt, evidence: RoundEvidence, proofs: Proofs, report: Report
+    dealt: Round.Dealt, evidence: RoundEvidence, proofs: Proofs, report: Report, where: str = ""
 ) -> None:
     report.check(
         "R13",
@@ -51,6 +54,8 @@ def verify_deal(
         "the ruleset recorded at the deal differs from the table's",
     )
     rules = Ruleset.from_dict(dealt.ruleset)
+    _verify_horse(dealt, evidence, report, where)
+    _verify_copies(dealt, rules, report, where)
     try:
         base = round_base(dealt.balances, rules)
         report.check(
@@ -82,6 +87,40 @@ def verify_deal(
         "the hands recomputed from the server seed, the client seed and the round id "
         "equal the recorded hands",
         "the recorded hands differ from the deal recomputed from the seeds",
+    )
+
+
+def _verify_horse(dealt: Round.Dealt, evidence: RoundEvidence, report: Report, where: str) -> None:
+    """R14.1.6: the horse card is public from the moment the table opens, so the deal plays the
+    one the table published (a round's ruleset records it only when there is one, R14.1.1)."""
+    horse = dealt.ruleset.get("horse_card", NO_HORSE)
+    published = evidence.table_ruleset.get("horse_card", NO_HORSE)
+    if horse == NO_HORSE and published == NO_HORSE:
+        return
+    report.check(
+        "R14.1.6",
+        horse == published,
+        f"the deal plays the horse card {horse} the table published when it opened",
+        f"the deal plays the horse card {horse}, the table published {published}",
+        where,
+    )
+
+
+def _verify_copies(dealt: Round.Dealt, rules: Ruleset, report: Report, where: str) -> None:
+    """R14.2.3 (R1.1 with one deck): the hands dealt hold each card at most as often as the
+    ruleset's deck does, and only cards of that deck; checked from the record alone, so also
+    while the seed is secret."""
+    copies = {str(card): n for card, n in rules.copies.items()}
+    held = Counter(card for player in dealt.players for card in dealt.hands.get(player, []))
+    beyond = sorted(card for card, n in held.items() if n > copies.get(card, 0))
+    deck = f"the deck of {len(rules.deck)} cards"
+    report.check(
+        "R14.2.3",
+        not beyond,
+        f"the hands hold no card more often than {deck} does",
+        f"the hands hold {', '.join(f'{c} {held[c]} times' for c in beyond[:4])}, more often "
+        f"than {deck} does",
+        where,
     )
 
 

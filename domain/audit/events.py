@@ -46,8 +46,12 @@ def verify_submission(round_: Round, event: Any, where: str, report: Report) -> 
         f"{round_.deadline.isoformat()}",
         where,
     )
-    hand = round_.hand(player) if player in round_.hands else ()
-    piles = [parse_cards(event.front), parse_cards(event.middle), parse_cards(event.back)]
+    copies = round_.ruleset.copies  # R14.2.3: a card as often as the deck holds it
+    try:
+        hand = round_.hand(player) if player in round_.hands else ()
+        piles = [parse_cards(p, copies=copies) for p in (event.front, event.middle, event.back)]
+    except RuleError:  # a hand or pile no deal gives (R14.2.3 names the hand's)
+        hand, piles = (), [(), (), ()]
     verify = _verify_arrangement if isinstance(event, Round.Arranged) else _verify_declaration
     verify(round_, event, (hand, piles), functools.partial(report.check, event=where))
 

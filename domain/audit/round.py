@@ -24,7 +24,7 @@ def verify_round(evidence: RoundEvidence) -> list[Finding]:
     dealt: Round.Dealt = events[0]
     names = {id(e): r.name for e, r in zip(events, evidence.records, strict=False)}
     proofs = Proofs(dealt)
-    verify_deal(dealt, evidence, proofs, report)
+    verify_deal(dealt, evidence, proofs, report, names.get(id(dealt), ""))
     round_: Round | None = None
     outcome: Outcome | None = None  # scored once, at the reveal
     ended = False
