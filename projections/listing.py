@@ -6,8 +6,9 @@ loaded from the event store.
 ``ListRounds`` shows every caller what an observer sees (``domain.visibility.OBSERVER``), so
 the view holds that one view of each round and no other: before the round is over no hand and
 no submission, only who has submitted (R10.4), and no server seed (R12.1); once it is over every
-hand, the seed and the result the reveal recorded (R12.6). What an observer may see is
-``domain.visibility``'s to say, asked here when the row is written; nothing hidden is stored.
+hand, the seed, the cards no one was dealt (R14.2.4) and the result the reveal recorded (R12.6).
+What an observer may see is ``domain.visibility``'s to say, asked here when the row is written;
+nothing hidden is stored.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from datetime import datetime
 from typing import Any
 
 from domain import visibility
+from domain.dealing import undealt_cards
 from domain.results import RoundResult, round_result
 from domain.round import Round
+from domain.rules.cards import format_cards
 
 Listing = dict[str, Any]
 """A round as the view stores it and a page reads it back (``ListedRound.to_dict``): plain JSON
@@ -56,6 +59,7 @@ class ListedRound:
     hands: tuple[tuple[str, tuple[str, ...]], ...]  # (player, cards) an observer may see
     server_seed: str
     result: RoundResult | None  # the one the reveal recorded
+    undealt_cards: tuple[str, ...] = ()  # R14.2.4, once the round is over
 
     def to_dict(self) -> Listing:
         return {
@@ -82,6 +86,7 @@ class ListedRound:
             "hands": [{"player_id": p, "cards": list(cards)} for p, cards in self.hands],
             "server_seed": self.server_seed,
             "result": self.result.to_dict() if self.result is not None else None,
+            "undealt_cards": list(self.undealt_cards),
         }
 
 
@@ -112,4 +117,7 @@ def listed(round_: Round) -> ListedRound:
         hands=tuple((p, tuple(round_.hands[p])) for p in visibility.visible_hands(round_, viewer)),
         server_seed=round_.server_seed or "",
         result=round_result(round_) if round_.revealed else None,
+        undealt_cards=tuple(
+            format_cards(undealt_cards(round_)) if visibility.shows_undealt(round_) else ()
+        ),
     )

@@ -245,6 +245,7 @@ def listed_round(listing: Listing) -> pb.Round:
         players=listing["players"],
         server_seed=listing["server_seed"],
         result=None if result is None else _listed_result(result),
+        undealt_cards=listing["undealt_cards"],
     )
 
 
