@@ -94,10 +94,13 @@ def prove_hand(
     player_seeds: Sequence[tuple[str, str]],
     player: str,
     hand: Sequence[str],
+    deck: Sequence[Card] = DECK,
+    max_players: int = 4,
 ) -> Proof:
     """R12.6, R12.8: what one player can check alone once the seed is revealed: the seed
     against the commitment, and their own ``hand`` recomputed from the client seed with every
-    player's seed mixed in. ``player_seeds`` names every player dealt in, in seat order ("" for
+    player's seed mixed in, from the ruleset's ``deck`` to at most its ``max_players``
+    (R14.2.1, R14.2.4). ``player_seeds`` names every player dealt in, in seat order ("" for
     none given); ``wrong_seats`` holds the player's seat when their hand differs.
 
     >>> from domain.fairness.shuffle import commitment
@@ -116,8 +119,9 @@ def prove_hand(
     except ValueError:
         return Proof(False, False, False, (seat,))
     matches = verify_commitment(seed, commitment)
-    if not 2 <= len(players) <= 4:  # no deal gives these (R10.1)
-        return Proof(True, matches, False, (seat,))
-    dealt = deal(seed, effective_client_seed(client_seed, player_seeds), round_id, len(players))
+    if not 2 <= len(players) <= max_players or 13 * len(players) > len(deck):  # R10.1, R14.2.1
+        return Proof(True, matches, False, (seat,))  # no deal gives these
+    mixed = effective_client_seed(client_seed, player_seeds)
+    dealt = deal(seed, mixed, round_id, len(players), deck=deck, max_players=max_players)
     ok = list(hand) == format_cards(dealt[seat])
     return Proof(True, matches, ok, () if ok else (seat,))

@@ -1,5 +1,6 @@
-"""``thirteen demo``: four bots play a few rounds through the real gRPC API, narrated
-(``service.tools.demo``), against a running server or one started here for the demo."""
+"""``thirteen demo``: four bots (or as many as ``--ruleset`` seats) play a few rounds through the
+real gRPC API, narrated (``service.tools.demo``), against a running server or one started here
+for the demo."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ from service.entrypoints.options import (
     whole_number,
 )
 
+PRESET_NAMES = ("standard", "fujian", "puxian", "puxian5", "puxian6")
+"""``domain.rules.ruleset.ALL_PRESETS``'s names, written out so that ``thirteen --help`` imports
+no domain module."""
+
 
 def register(commands: Commands) -> None:
     """``demo``."""
@@ -45,6 +50,13 @@ def register(commands: Commands) -> None:
     demo.add_argument(
         "--seed", default=None, help="seeds the client seeds and the foul draft (default random)"
     )
+    demo.add_argument(
+        "--ruleset",
+        choices=PRESET_NAMES,
+        default="standard",
+        help="the preset the table opens with (default standard); puxian5 and puxian6 seat "
+        "five and six bots (R14.6)",
+    )
     add_client_tls(demo, "client certificate for mutual TLS (PEM)")
     demo.set_defaults(run=run)
 
@@ -59,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         credentials = client_credentials(args, "the server's")
     except TlsConfigError as error:
         return refuse("demo", str(error))
-    return main(args.address, args.rounds, args.seed, credentials=credentials)
+    return main(args.address, args.rounds, args.seed, credentials=credentials, preset=args.ruleset)
 
 
 def main(
@@ -69,6 +81,7 @@ def main(
     out: TextIO = sys.stdout,
     *,
     credentials: grpc.ChannelCredentials | None = None,
+    preset: str = "standard",
 ) -> int:
     """Run the demo (over TLS with ``credentials``); a problem is one line on stderr and exit
     status 1."""
@@ -78,11 +91,11 @@ def main(
     seed = seed if seed is not None else secrets.token_hex(4)
     try:
         if address is not None:
-            play(address, address, rounds, seed, out, credentials)
+            play(address, address, rounds, seed, out, credentials, preset)
         else:
             with local_server() as local:
                 where = f"{local}, started for the demo on a temporary SQLite store"
-                play(local, where, rounds, seed, out)
+                play(local, where, rounds, seed, out, preset=preset)
     except DemoFailed as error:
         out.flush()
         print(f"thirteen demo: {error}", file=sys.stderr)

@@ -1,5 +1,5 @@
-"""``thirteen demo``: four bots play a few rounds through the real gRPC API, narrated for a
-person at a terminal.
+"""``thirteen demo``: four bots (five or six with ``--ruleset puxian5`` or ``puxian6``, R14.6)
+play a few rounds through the real gRPC API, narrated for a person at a terminal.
 
 The bots are plain clients of the public stubs: they credit coins, open a table, sit down
 (``demo_game``), and each round deal with a client seed and a seed from each bot (R12.8),
@@ -24,6 +24,7 @@ import grpc
 
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import format_cards, parse_cards
+from domain.rules.ruleset import ALL_PRESETS
 from domain.rules.specials import Qualification, Special
 from domain.rules.suggest import Suggestion, suggest
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
@@ -34,6 +35,7 @@ from service.tools.demo_fairness import check_fairness, check_own_hands
 from service.tools.demo_game import Game, finish, set_up, top_up
 from service.tools.demo_screen import Screen, plural, wants_colour
 
+NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 FOUL_ROUND = 2  # the round in which one bot submits a foul draft (the last, with fewer rounds)
 EXIT_FAILED = 1
 WIDTH = 100
@@ -91,7 +93,10 @@ def arrange_all(
     """Each bot declares its special (R5.4) or arranges as suggested; in the foul round one bot
     first submits a foul draft, then corrects it (R4.3)."""
     game.screen.line("arranging:", 2)
-    suggestions = {p: suggest(parse_cards(hands[p]), game.rules) for p in game.players}
+    copies = game.rules.copies  # R14.2.3: with extra suits a hand may hold a card twice
+    suggestions = {
+        p: suggest(parse_cards(hands[p], copies=copies), game.rules) for p in game.players
+    }
     fouler = pick_fouler(game, suggestions) if foul_round else None
     ready = False
     for player, suggestion in suggestions.items():
@@ -209,15 +214,18 @@ def play(
     seed: str,
     out: TextIO,
     credentials: grpc.ChannelCredentials | None = None,
+    preset: str = "standard",
 ) -> None:
-    """The whole demo against the server at ``address`` (over TLS with ``credentials``)."""
+    """The whole demo against the server at ``address`` (over TLS with ``credentials``), at a
+    table of the ``preset`` ruleset (R13, R14.6), with a bot in every seat."""
     screen = Screen(out, colour=wants_colour(out))
-    screen.line(f"thirteen demo: four bots play {plural(rounds, 'round')} (seed {seed})")
+    bots = NUMBERS[ALL_PRESETS[preset].max_players]
+    screen.line(f"thirteen demo: {bots} bots play {plural(rounds, 'round')} (seed {seed})")
     screen.line(f"server: {where}")
     api = Api(address, credentials)
     try:
         # A fresh tag each run gives fresh players, so one server can host any number of demos.
-        game = Game(api, screen, random.Random(seed), tag=secrets.token_hex(2))
+        game = Game(api, screen, random.Random(seed), tag=secrets.token_hex(2), preset=preset)
         set_up(game)
         for number in range(1, rounds + 1):
             play_round(game, number, rounds)

@@ -7,13 +7,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.rules.ruleset import Ruleset
+from domain.rules.ruleset import ALL_PRESETS, Ruleset
 from service._generated.thirteen.v1 import table_pb2, wallet_pb2
 from service.rpc import mapping
 from service.tools.demo_client import Api
 from service.tools.demo_screen import Screen, plural
 
-BOTS = ("alice", "bob", "carol", "dave")
+BOTS = ("alice", "bob", "carol", "dave", "erin", "frank")
+"""As many as the ruleset seats (``max_players``: four, or five and six with R14's extra suits)."""
 CREDIT = 1000  # a balance of 480–4,799 plays at base 10 (R8.2)
 
 
@@ -28,6 +29,7 @@ class Game:
     players: list[str] = field(default_factory=list)
     balances: dict[str, int] = field(default_factory=dict)
     table_id: str = ""
+    preset: str = "standard"  # the ruleset the table opens with (R13, R14.6)
     rules: Ruleset = field(default_factory=Ruleset)
     credits: int = 0
     verified: int = 0
@@ -38,17 +40,19 @@ class Game:
 
 
 def set_up(game: Game) -> None:
-    """Credit four wallets, open a table (printing its ruleset), seat everyone."""
-    game.players = [f"{name}-{game.tag}" for name in BOTS]
+    """Credit a wallet for each seat of the preset (R14.2.1), open a table (printing its
+    ruleset), seat everyone."""
+    seats = ALL_PRESETS[game.preset].max_players
+    game.players = [f"{name}-{game.tag}" for name in BOTS[:seats]]
     game.table_id = f"demo-{game.tag}"
     game.screen.heading("Setting up")
     for player in game.players:
         credit(game, player)
     request = table_pb2.OpenTableRequest(
-        table_id=game.table_id, ruleset="standard", request_id=f"demo-open-{game.tag}"
+        table_id=game.table_id, ruleset=game.preset, request_id=f"demo-open-{game.tag}"
     )
     table = game.api.table("OpenTable", request)
-    game.rules = mapping.ruleset("standard", table.ruleset_parameters)
+    game.rules = mapping.ruleset(game.preset, table.ruleset_parameters)
     game.screen.line(f"opened table {table.table_id}, ruleset {table.ruleset}:", 2)
     for text in describe_rules(table.ruleset_parameters):
         game.screen.line(text, 4)
@@ -68,10 +72,17 @@ def credit(game: Game, player: str) -> None:
 
 
 def describe_rules(p: Any) -> list[str]:
-    """The R13 parameters that shape a round, in words."""
+    """The R13 parameters that shape a round, in words, and R14's where the table has them."""
     bonus = p.pile_bonuses
     bonuses = "by category (R6.1)" if (bonus.front or bonus.middle or bonus.back) else "none"
+    variants = []
+    if p.HasField("horse_card") and p.horse_card != "none":
+        variants.append(f"horse card {p.horse_card} (R14.1)")
+    if p.extra_suits:
+        variants.append(f"{p.max_players} seats, extra suits {p.extra_suits} (R14.2)")
+    lines = [f"regional variants: {', '.join(variants)}"] if variants else []
     return [
+        *lines,
         f"scoop ×{p.scoop_multiplier}, home run ×{p.home_run_multiplier} more"
         f" (at {p.home_run_min_players}+ players), pile bonuses: {bonuses}",
         f"A-2-3-4-5 ranks {p.wheel} among straights; stakes {p.stake_policy.replace('_', ' ')},"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from domain.rules.cards import by_strength, format_cards, parse_cards
+from domain.rules.cards import by_strength, format_cards, parse_card
 
 RED_SUITS = frozenset("♥♦")
 
@@ -27,15 +27,16 @@ class Screen:
         self.line(f"\033[1m{text}\033[0m" if self.colour else text)
 
     def cards(self, cards: Sequence[str]) -> str:
-        """Two-letter cards (R1.2) for people, in the given order: ``A♠ K♥``."""
-        symbols = [card.symbol() for card in parse_cards(cards)]
+        """Two-letter cards (R1.2) for people, in the given order: ``A♠ K♥`` (as the service
+        dealt them: a card may appear twice with extra suits, R14.2.3)."""
+        symbols = [parse_card(card).symbol() for card in cards]
         if self.colour:
             symbols = [f"\033[31m{s}\033[0m" if s[-1] in RED_SUITS else s for s in symbols]
         return " ".join(symbols)
 
     def hand(self, cards: Sequence[str]) -> str:
         """Cards highest rank first."""
-        return self.cards(format_cards(by_strength(parse_cards(cards))))
+        return self.cards(format_cards(by_strength([parse_card(card) for card in cards])))
 
     def piles(self, piles: Any) -> str:
         """``front | middle | back`` of a message with those three fields."""
