@@ -12,8 +12,8 @@ SCHEMA_VERSION = 5
 """Kept in the tracking table under ``schema``. Version 1 (the first release) had no such
 row, no open rounds and another name for the external account; version 2 had no game recall
 (``player_rounds``) and numbered a statistics line's seat among the players left at the
-showdown; version 3 had no table listing (``listed_rounds``, issue 22); version 4 listed no undealt cards
-(R14.2.4, issue 25). Views of an older
+showdown; version 3 had no table listing (``listed_rounds``, issue 22); version 4 listed no
+undealt cards (R14.2.4, issue 25). Views of an older
 version are rebuilt from the log by the projector that leads (``Projector``)."""
 
 # A table of data: one statement a table or index, long as the tables are wide.

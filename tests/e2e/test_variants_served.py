@@ -195,6 +195,15 @@ def test_r14_6_a_real_server_plays_a_round_of_each_puxian_preset(
     )
     assert [p.player_id for p in results[0].result.players] == players
     assert results[0].result.players == revealed.players
+    for result in revealed.players:  # the statistics fold counts every seat (R6, R9)
+        stats = server.results.GetPlayerStats(
+            results_pb2.GetPlayerStatsRequest(player_id=result.player_id)
+        )
+        assert (stats.rounds_played, stats.points, stats.net_coins) == (
+            1,
+            result.points,
+            result.coins,
+        )
     for seat, player in enumerate(players):
         request = results_pb2.ListPlayerRoundsRequest(player_id=player)
         recalled = wait_until(partial(_recall, server, request), f"{player}'s recall")
