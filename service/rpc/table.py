@@ -147,9 +147,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def Reveal(self, request: pb.RevealRequest, context: Context) -> pb.RevealResponse:
         def present(result: RevealResult) -> tuple[pb.RevealResponse, RevealResult]:
-            response = pb.RevealResponse(**mapping.result_fields(result.result))
-            response.undealt_cards.extend(mapping.undealt(result.round))  # R14.2.4
-            return response, result
+            return pb.RevealResponse(**mapping.result_fields(result.result)), result
 
         answer: tuple[pb.RevealResponse, RevealResult] = await self.app.perform(
             self.app.reveal, request.round_id, present=present

@@ -66,7 +66,7 @@ def test_r14_2_4_the_undealt_cards_are_published_at_the_reveal_and_not_before(
     """R14.2.4: four players at a puxian6 table leave 26 of the 78 cards undealt. Before the
     reveal nobody learns them (R12.1: they follow from the secret seed): not the players, not an
     observer, not the dealing game server, not a watcher. The reveal publishes them in deck
-    order, the same in Reveal, GetRound and WatchTable; with the hands they make up the deck,
+    order, the same in GetRound, WatchTable and ListRounds; with the hands they make up the deck,
     and they are what the shuffle leaves from the revealed seed."""
     rules = ALL_PRESETS["puxian6"]
     players = ["A", "B", "C", "D"]
@@ -84,7 +84,7 @@ def test_r14_2_4_the_undealt_cards_are_published_at_the_reveal_and_not_before(
         assert [m for m in seen if m.round.undealt_cards] == []
 
     revealed = reveal(server, dealt.round_id)
-    rest = list(revealed.undealt_cards)
+    rest = list(get_round(server, dealt.round_id).undealt_cards)
     assert len(rest) == 78 - 4 * 13
     expected = undealt(
         bytes.fromhex(revealed.server_seed), "lucky", dealt.round_id, 4, rules.deck, 6
