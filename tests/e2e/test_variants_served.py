@@ -83,6 +83,16 @@ def test_r14_2_4_the_undealt_cards_are_published_at_the_reveal_and_not_before(
         seen = events(server, "t", of_type("HandSubmitted", "D"), viewer=viewer)
         assert [m for m in seen if m.round.undealt_cards] == []
 
+    listing = wait_until(
+        lambda: [
+            r
+            for r in server.tables.ListRounds(table_pb2.ListRoundsRequest(table_id="t")).rounds
+            if all(p.submitted for p in r.players)
+        ],
+        "the listing to show every submission",
+    )
+    assert list(listing[0].undealt_cards) == []
+
     revealed = reveal(server, dealt.round_id)
     rest = list(get_round(server, dealt.round_id).undealt_cards)
     assert len(rest) == 78 - 4 * 13
