@@ -82,12 +82,15 @@ def deal_record(
 def undealt_cards(round_: Round) -> tuple[Card, ...]:
     """R14.2.4: the shuffled deck's positions from 13 × (players dealt) on, which no one was
     dealt, recomputed from the round's revealed server seed and what its deal recorded (the
-    client seed, the players' seeds, the ruleset's deck), so nothing more is stored and a round
-    dealt before R14 has them too. Only a round that is over has its seed (R12.6); who may see
-    them is ``domain.visibility``'s to say."""
+    client seed, the players' seeds, the ruleset's deck), so nothing more is stored. A ruleset
+    of R13 alone (``standard``, ``fujian``: R14's defaults leave R1–R13 as they are) publishes
+    none, as R12 never did. Only a round that is over has its seed (R12.6); who may see them
+    is ``domain.visibility``'s to say."""
     if round_.server_seed is None:
         raise RuleError(f"round {round_.round_id} is not over: its server seed is secret (R12.1)")
     rules = round_.ruleset
+    if not rules.variants():
+        return ()
     return undealt(
         bytes.fromhex(round_.server_seed),
         effective_client_seed(round_.client_seed, round_.seat_seeds),

@@ -117,6 +117,17 @@ def test_r14_2_4_the_undealt_cards_are_published_at_the_reveal_and_not_before(
     assert list(listed[0].undealt_cards) == rest  # ListRounds shows what GetRound shows
 
 
+def test_r14_2_4_a_ruleset_of_r13_alone_publishes_no_undealt_cards(server: ServerThread) -> None:
+    """R14's defaults leave R1–R13 as they are: a three-player standard round leaves 13 cards
+    undealt, and its reveal publishes none of them, as before R14."""
+    rules = ALL_PRESETS["standard"]
+    seated_table(server, "t", dict.fromkeys(["A", "B", "C"], 1000))
+    round_id, _ = play_round(server, "t", rules)
+    reveal(server, round_id)
+    for viewer in ["", "A"]:
+        assert list(get_round(server, round_id, viewer).undealt_cards) == []
+
+
 def _five_of_a_kind(hands: tuple[tuple[Card, ...], ...]) -> bool:
     return any(max(Counter(c.rank for c in hand).values()) >= 5 for hand in hands)
 
