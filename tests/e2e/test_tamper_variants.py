@@ -5,6 +5,7 @@ naming its rule (R14.1.6, R14.2.3) and the event. Stores are tampered as in ``te
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -16,11 +17,14 @@ from domain.ids import round_uuid
 from domain.rules.ruleset import ALL_PRESETS
 from domain.rules.suggest import suggest
 from service.application import Thirteen
+from service.evidence import StoreReader
 from service.opening import open_app
 from tests.e2e.test_tamper import (
     ALL,
     ONE,
     Played,
+    _audit_document,
+    _round_event,
     assert_names,
     attacker,
     audit_store,
@@ -62,11 +66,12 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Stores:
                 app.sit_down(preset, player)
             rounds[preset], receipt = _play(app, preset, f"seed-{preset}")
         _play(app, "puxian6", "after")  # later events in the log and in the same streams
+        target = rounds["puxian6"]
+        document = StoreReader(app, lambda _: None).evidence(target).document()
     finally:
         app.close()
-    target = rounds["puxian6"]
     uuid = round_uuid(target)
-    return Stores(Played(data, target, str(uuid), uuid.hex, receipt, ""), rounds)
+    return Stores(Played(data, target, str(uuid), uuid.hex, receipt, document), rounds)
 
 
 @pytest.fixture
@@ -127,4 +132,31 @@ def test_r14_2_3_a_card_dealt_beyond_the_decks_copies_is_named(
     name = event_name(played, mode, "Round.Dealt", 1, position_of(data, played.originator_id, 1))
     audit = audit_store(data, played, mode)
     assert_names(audit, "CHAIN", name)
+    assert_names(audit, "R14.2.3", name)
+
+
+def test_r14_an_exported_six_seat_round_audits_clean_and_its_edited_horse_is_named(
+    stores: Stores, tmp_path: Path
+) -> None:
+    """``thirteen audit --file`` on an exported puxian6 round: clean as exported; with the deal's
+    horse card edited, R14.1.6 names the deal; with a card beyond the deck's copies, R14.2.3."""
+    played = stores.played
+    clean = _audit_document(tmp_path, played.document)
+    assert clean.status == 0, clean.stdout + clean.stderr
+    name = event_name(played, ONE, "Round.Dealt", 1, 0)
+
+    document = json.loads(played.document)
+    dealt = _round_event(document, 1)["state"]
+    dealt["ruleset"]["horse_card"] = "As"
+    audit = _audit_document(tmp_path, document)
+    assert_names(audit, "R14.1.6", name)
+
+    document = json.loads(played.document)
+    hands = _round_event(document, 1)["state"]["hands"]
+    first, last = sorted(hands)[0], sorted(hands)[-1]
+    copies = {str(c): n for c, n in ALL_PRESETS["puxian6"].copies.items()}
+    held = Counter(c for cards in hands.values() for c in cards)
+    full = next(c for c in hands[first] if held[c] == copies[c])
+    hands[last][next(i for i, c in enumerate(hands[last]) if c != full)] = full
+    audit = _audit_document(tmp_path, document)
     assert_names(audit, "R14.2.3", name)
