@@ -318,7 +318,8 @@ def test_r14_opentable_takes_each_variant_parameter_and_answers_it_back(
 def test_r14_a_variant_parameter_out_of_range_is_refused_naming_it(server: ServerThread) -> None:
     """R14: each parameter out of its range (R14.1.1, R14.2.1, R14.2.2, R14.4.3, R14.5.2,
     R14.5.3, R14.5.4), or a deck too small for the seats (R14.2.2), refuses the table with
-    INVALID_ARGUMENT and a BadRequest naming the parameter; nothing is stored."""
+    INVALID_ARGUMENT, a short message (also for a value of 100,000 characters) and a BadRequest
+    naming the parameter; nothing is stored."""
     bad = [
         (table_pb2.RulesetParameters(horse_card="8x"), "ruleset.horse_card"),
         (table_pb2.RulesetParameters(horse_multiplier=5), "ruleset.horse_multiplier"),
@@ -335,13 +336,21 @@ def test_r14_a_variant_parameter_out_of_range_is_refused_naming_it(server: Serve
         (table_pb2.RulesetParameters(scoop_bonus=4), "ruleset.scoop_bonus"),
         (table_pb2.RulesetParameters(special_order="random"), "ruleset.special_order"),
         (table_pb2.RulesetParameters(undeclarable_specials=["nope"]), "ruleset.special_points"),
+        (table_pb2.RulesetParameters(horse_card=LONG), "ruleset.horse_card"),  # hostile sizes
+        (table_pb2.RulesetParameters(extra_suits=WIDE), "ruleset.extra_suits"),
+        (table_pb2.RulesetParameters(special_order=EMOJI), "ruleset.special_order"),
+        (
+            table_pb2.RulesetParameters(extra_specials=table_pb2.SpecialIds(ids=[LONG] * 3)),
+            "ruleset.extra_specials",
+        ),
     ]
     with nothing_stored(server):
         for parameters, field in bad:
             request = table_pb2.OpenTableRequest(table_id="t", ruleset_parameters=parameters)
-            assert_refused(
+            refused = assert_refused(
                 server.tables.OpenTable, request, INVALID, "INVALID_RULESET", field=field
             )
+            assert len(refused.message) <= SHORT, (field, len(refused.message))
         assert_refused(
             server.tables.OpenTable,
             table_pb2.OpenTableRequest(
