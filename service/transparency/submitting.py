@@ -18,8 +18,10 @@ with none is an error, logged. Each outcome is one log line (``witness_cosigned`
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -102,7 +104,9 @@ class Witness:
     def post(self, body: bytes) -> tuple[int, str, bytes]:
         """POST ``body`` to ``<url>/add-checkpoint`` on a kept-alive connection; the status,
         content type and (bounded) body. ``OSError`` or ``http.client.HTTPException`` when
-        there is no answer (the connection is then dropped)."""
+        there is no answer (the connection is then dropped); ``TimeoutError`` when the whole
+        exchange takes more than ``TIMEOUT`` seconds, however the witness trickles it (the
+        connection is cut then: a slow witness never holds up the others)."""
         parts = urlsplit(self.url)
         if self.connection is None:
             kind = (
@@ -111,21 +115,33 @@ class Witness:
                 else http.client.HTTPConnection
             )
             self.connection = kind(parts.hostname or "", parts.port, timeout=TIMEOUT)
+        connection = self.connection
+        late = threading.Event()
+        cut = threading.Timer(TIMEOUT, _cut, args=(connection, late))
+        cut.daemon = True
+        cut.start()
         try:
-            self.connection.request(
+            connection.request(
                 "POST",
                 parts.path + "/add-checkpoint",
                 body=body,
                 headers={"Content-Type": "text/plain; charset=utf-8"},
             )
-            answer = self.connection.getresponse()
+            answer = connection.getresponse()
             data = answer.read(MAX_ANSWER)
             if not answer.isclosed():  # longer than we read: the connection is not reusable
                 self.drop()
-            return answer.status, answer.getheader("Content-Type", ""), data
         except (OSError, http.client.HTTPException):
             self.drop()
+            if late.is_set():
+                raise TimeoutError(f"no whole answer within {TIMEOUT:g} s") from None
             raise
+        finally:
+            cut.cancel()
+        if late.is_set():  # cut while reading: what was read is not the whole answer
+            self.drop()
+            raise TimeoutError(f"no whole answer within {TIMEOUT:g} s")
+        return answer.status, answer.getheader("Content-Type", ""), data
 
     def drop(self) -> None:
         if self.connection is not None:
@@ -266,6 +282,15 @@ class Submitter:
         log.info("witness_cosigned", witness=witness.url, size=checkpoint.size)
         self._outcome(witness, "cosigned")
         return True
+
+
+def _cut(connection: http.client.HTTPConnection, late: threading.Event) -> None:
+    """Cut ``connection`` whose exchange has taken too long: its blocked read ends."""
+    late.set()
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _shown(answer: bytes) -> str:
