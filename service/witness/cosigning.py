@@ -34,6 +34,7 @@ from domain.tlog.add_checkpoint import (
 )
 from domain.tlog.checkpoint import Checkpoint, cosign_text
 from domain.tlog.note import Signer, Verifier, parse
+from service.http_server import Tally
 from service.witness.state import BadInput, State, describe
 
 log = structlog.get_logger("thirteen.witness")
@@ -80,6 +81,8 @@ class Witnessing:
         }
         self.by_hash = {origin_hash(name): name for name in self.keys}
         self._locks = {name: threading.Lock() for name in self.keys}
+        # Anyone can send a refused request: a line now and then with the count, not one each.
+        self._refusals = Tally("witness_refused")
 
     def add_checkpoint(self, body: bytes) -> Answer:
         """Answer one ``add-checkpoint`` request: the cosignature line (200), or the status the
@@ -87,8 +90,7 @@ class Witnessing:
         try:
             request = parse_request(body)
         except Refusal as refusal:
-            log.info("witness_refused", status=refusal.status, reason=refusal.reason)
-            return Answer(refusal.status, (refusal.reason + "\n").encode())
+            return self._refused(refusal, None)
         origin = request.origin
         key = self.keys.get(origin)
         if key is None:
@@ -119,8 +121,9 @@ class Witnessing:
         log.info("witness_cosigned", origin=origin, checkpoint=describe(checkpoint))
         return Answer(200, line.encode())
 
-    def _refused(self, refusal: Refusal, origin: str) -> Answer:
-        log.info("witness_refused", status=refusal.status, origin=origin, reason=refusal.reason)
+    def _refused(self, refusal: Refusal, origin: str | None) -> Answer:
+        shown = origin[:200] if origin is not None else None
+        self._refusals.add(status=refusal.status, origin=shown, reason=refusal.reason)
         return Answer(refusal.status, (refusal.reason + "\n").encode())
 
     def checkpoint(self, hashed: str) -> Answer:

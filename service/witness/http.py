@@ -6,19 +6,24 @@ read (by its ``Content-Length``, or as it arrives when chunked); one that takes 
 ``BODY_TIMEOUT`` seconds to arrive, 408; an idle kept-alive connection is closed after
 ``KEEPALIVE`` seconds; any other path 404, any other method 405. Checking, writing the state
 and signing run on a worker thread, never on the event loop. No answer carries a traceback: a
-failure of the witness itself is a 500 and one log line.
+failure of the witness itself is a 500 and one log line. What aiohttp itself refuses (a request
+that is not HTTP, a line too long) is counted and logged now and then (``witness_bad_requests``),
+one line without a traceback, as the refusals are (``Witnessing``): a client sending garbage by
+the thousand floods no log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 from collections.abc import Awaitable, Callable
 
 import structlog
 from aiohttp import web
 
+from service.http_server import Tally
 from service.witness.cosigning import TEXT, Answer, Witnessing
 
 log = structlog.get_logger("thirteen.witness")
@@ -30,6 +35,24 @@ BODY_TIMEOUT = 10.0  # seconds a request body may take to arrive
 KEEPALIVE = 30.0  # seconds an idle connection is kept open
 WITNESSING = web.AppKey("witnessing", Witnessing)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class _Counted(logging.Filter):
+    """aiohttp's error records (each with a traceback) counted instead, and logged as one line
+    now and then (``Tally``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tally = Tally("witness_bad_requests")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        cause = record.exc_info[1] if record.exc_info else None
+        self.tally.add(cause=(repr(cause) if cause is not None else record.getMessage())[:200])
+        return False
+
+
+_SERVER_LOG = logging.getLogger("thirteen.witness.server")
+_SERVER_LOG.addFilter(_Counted())
 
 
 def _response(answer: Answer) -> web.Response:
@@ -88,7 +111,9 @@ async def serve(
 ) -> None:
     """Serve on ``host:port`` (0 picks a port, told to ``on_started``) until SIGTERM or
     SIGINT; ``OSError`` when it cannot listen there."""
-    runner = web.AppRunner(create_app(witnessing), access_log=None, keepalive_timeout=KEEPALIVE)
+    runner = web.AppRunner(
+        create_app(witnessing), access_log=None, keepalive_timeout=KEEPALIVE, logger=_SERVER_LOG
+    )
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port, backlog=1024)

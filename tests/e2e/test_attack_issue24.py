@@ -97,3 +97,43 @@ def test_a_witness_that_trickles_its_answer_does_not_keep_the_others_from_cosign
         )
     finally:
         server.stop()
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(data)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_flood_of_malformed_requests_writes_no_traceback_and_no_line_each(
+    setup: Setup,  # noqa: F811
+    running: list[HttpWitness],  # noqa: F811
+) -> None:
+    """What is not HTTP (no Host header, a bad request line) made aiohttp print a traceback on
+    the witness's stderr, among its JSON log lines, and every refused request was a log line
+    of its own: a client sending garbage by the thousand filled the witness's log. Now such
+    failures and refusals are counted and logged now and then, as the tiles and metrics
+    endpoints do (issue 22)."""
+    witness = HttpWitness([setup.log_pub], setup.key, setup.state)
+    running.append(witness)
+    before = len(witness.lines)
+    for data in (
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"POST /add-checkpoint HTTP/1.1\r\nContent-Length: 1\r\n\r\nx",  # no Host
+        b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    ):
+        answer = _raw(witness.port, data)
+        assert answer.startswith(b"HTTP/1.") and b" 4" in answer[:13], answer[:100]
+    statuses = set()
+    for number in range(400):
+        body = b"old 0\n\nnot a checkpoint %d\n" % number if number % 2 else b"garbage"
+        statuses.add(witness.post(body)[0])
+    assert statuses == {400}
+    time.sleep(1)  # what the witness wrote has been read
+    written = witness.lines[before:]
+    assert not any("Traceback" in line for line in written), "".join(written[:20])
+    assert len(written) < 20, "".join(written[:20])
+    assert any('"witness_refused"' in line and '"count"' in line for line in written), written
