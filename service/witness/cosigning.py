@@ -1,7 +1,8 @@
 """The witness's side of C2SP ``tlog-witness`` (``thirteen witness --listen``): the logs it
 witnesses, each named by its origin and trusted by one public key, each with a state directory
 of its own under ``--state DIR`` (``DIR/logs/<SHA-256 of the origin, hex>/``, laid out as the
-polling witness's ``--state``: ``checkpoint``, ``evidence/``, ``lock``), and ``add_checkpoint``,
+polling witness's ``--state``: ``checkpoint``, ``evidence/``, ``lock``; ``DIR/lock`` is held
+too, so no other witness, polling or serving, uses ``DIR`` meanwhile), and ``add_checkpoint``,
 which checks a request (``domain.tlog.add_checkpoint``), records the checkpoint and cosigns it.
 
 Checking a request against the last checkpoint cosigned and recording the new one are one step
@@ -35,7 +36,7 @@ from domain.tlog.add_checkpoint import (
 from domain.tlog.checkpoint import Checkpoint, cosign_text
 from domain.tlog.note import Signer, Verifier, parse
 from service.http_server import Tally
-from service.witness.state import BadInput, State, describe
+from service.witness.state import BadInput, State, describe, lock
 
 log = structlog.get_logger("thirteen.witness")
 
@@ -73,6 +74,11 @@ class Witnessing:
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise BadInput(f"two log keys for the log {twice[0]!r}: give one key per log")
+        try:  # DIR itself too: a polling witness of DIR (``--log``) is kept out, and kept us out
+            directory.mkdir(parents=True, exist_ok=True)
+            self._lock = lock(directory)
+        except OSError as error:
+            raise BadInput(f"cannot use the state directory {directory}: {error}") from None
         self.witness = witness
         self.clock = clock
         self.keys = {key.name: key for key in logs}

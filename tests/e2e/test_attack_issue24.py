@@ -5,6 +5,7 @@ Each test failed on the code as it was found."""
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.helpers import seated_table, wait_until
-from tests.e2e.test_transparency import PLAYERS, checkpoint, play_round
+from tests.e2e.test_transparency import PLAYERS, SCRIPT, checkpoint, play_round
 from tests.e2e.test_witness import Setup, cosigned_at, settled_head
 from tests.e2e.test_witness_http import (
     HttpWitness,
@@ -137,3 +138,38 @@ def test_a_flood_of_malformed_requests_writes_no_traceback_and_no_line_each(
     assert not any("Traceback" in line for line in written), "".join(written[:20])
     assert len(written) < 20, "".join(written[:20])
     assert any('"witness_refused"' in line and '"count"' in line for line in written), written
+
+
+def test_a_polling_witness_is_refused_a_state_directory_an_http_witness_uses(
+    setup: Setup,  # noqa: F811
+    running: list[HttpWitness],  # noqa: F811
+) -> None:
+    """The HTTP witness locked only each log's directory under ``--state DIR/logs/``, not
+    ``DIR`` itself: a polling witness (``--log``) of the same log, with the same key, ran on
+    the same ``--state`` beside it, each with a record of its own, so the one witness key
+    could cosign two forks of one size. Now one witness at a time uses a state directory,
+    whichever way it witnesses (exit status 2)."""
+    listening = HttpWitness([setup.log_pub], setup.key, setup.state)
+    running.append(listening)
+    with socket.socket() as probe:  # nothing listens there: the log is not reached anyway
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    done = subprocess.run(
+        [str(SCRIPT), "witness", "--log", dead, "--log-public-key", setup.log_pub]  # noqa: RUF005
+        + ["--key", str(setup.key), "--state", str(setup.state), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "another witness is using the state directory" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    # And the other way round: a second HTTP witness on the same directory is refused too.
+    second = subprocess.run(
+        [str(SCRIPT), "witness", "--listen", "127.0.0.1:0", "--log-public-key", setup.log_pub]  # noqa: RUF005
+        + ["--key", str(setup.key), "--state", str(setup.state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode == 2 and "another witness" in second.stderr, second.stderr
