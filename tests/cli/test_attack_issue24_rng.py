@@ -1,0 +1,40 @@
+"""Issue 24 attacked from outside: ``thirteen rng test --html`` given the sample it reads, or the
+file ``--out`` writes, as the page to write. Failed on the code as it was found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import thirteen
+
+KEY = "11" * 32
+
+
+def test_the_reports_never_overwrite_the_sample_they_test_nor_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--html`` (and ``--out``) naming the file given to ``--file`` wrote the report over the
+    sample once it was tested: a collected sample, maybe hours of deals, was gone, with exit
+    status 0. Now each is refused with exit status 2 and one line before anything is read or
+    written, by whatever name it is given (a relative path, a symbolic link)."""
+    dealt = tmp_path / "deals.txt"
+    collect = thirteen("rng", "collect", "--deals", "300", "--fixed-seed", KEY, "--out", dealt)
+    assert collect.returncode == 0, collect.stderr
+    sample = dealt.read_bytes()
+    (tmp_path / "link.txt").symlink_to(dealt)
+    monkeypatch.chdir(tmp_path)  # the command's working directory too: a relative name
+    cases: list[list[str | Path]] = [
+        ["--file", dealt, "--html", dealt],
+        ["--file", dealt, "--out", "deals.txt"],
+        ["--file", "deals.txt", "--html", tmp_path / "link.txt"],
+        ["--file", dealt, "--out", tmp_path / "page.html", "--html", "page.html"],
+    ]
+    for args in cases:
+        done = thirteen("rng", "test", *args)
+        assert done.returncode == 2, (args, done.stderr)
+        line = done.stderr.strip()
+        assert "\n" not in line and "the same file" in line and "Traceback" not in line, line
+        assert dealt.read_bytes() == sample, args
+    assert not (tmp_path / "page.html").exists()
