@@ -62,7 +62,9 @@ class BadWitnessUrl(ValueError):
 
 def check_url(text: str) -> str:
     """A witness's submission prefix: ``http://`` or ``https://``, a host, an optional port
-    and path; no query, no fragment, no credentials. Given back without a final ``/``.
+    and path; no query, no fragment, no credentials; printable ASCII without spaces (what a
+    request line carries: a name or path beyond it is given percent-encoded or as punycode).
+    Given back without a final ``/``.
 
     >>> check_url("http://127.0.0.1:8380/")
     'http://127.0.0.1:8380'
@@ -78,6 +80,7 @@ def check_url(text: str) -> str:
         parts, port = None, None
     if (
         parts is None
+        or not all(" " < character < "\x7f" for character in text)
         or parts.scheme not in ("http", "https")
         or not parts.hostname
         or parts.query
@@ -85,7 +88,10 @@ def check_url(text: str) -> str:
         or parts.username is not None
         or (port is not None and not 0 < port < 65536)
     ):
-        raise BadWitnessUrl(f"a witness URL is http(s)://HOST[:PORT][/PREFIX], got {text[:80]!r}")
+        raise BadWitnessUrl(
+            f"a witness URL is http(s)://HOST[:PORT][/PREFIX] in printable ASCII without spaces, "
+            f"got {text[:80]!r}"
+        )
     return text.rstrip("/")
 
 

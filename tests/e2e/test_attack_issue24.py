@@ -4,6 +4,7 @@ Each test failed on the code as it was found."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import threading
@@ -173,3 +174,29 @@ def test_a_polling_witness_is_refused_a_state_directory_an_http_witness_uses(
         timeout=60,
     )
     assert second.returncode == 2 and "another witness" in second.stderr, second.stderr
+
+
+def test_a_witness_url_that_cannot_be_sent_is_refused_at_the_start(
+    setup: Setup,  # noqa: F811
+) -> None:
+    """A ``--witness-url`` with a character an HTTP request line cannot carry (non-ASCII, a
+    space) was accepted; every submission to it then failed with an error the submitter did
+    not expect (``UnicodeEncodeError``), which ended each round of submissions before the
+    witnesses listed after it were asked, and was logged every second for ever. Now it is bad
+    input: exit status 2 and one line."""
+    for url in (
+        "http://127.0.0.1:1/t\u00e9moin",
+        "http://127.0.0.1:1/a b",
+        "http://t\u00e9moin.example/",
+    ):
+        done = subprocess.run(
+            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(setup.tmp / "d")]  # noqa: RUF005
+            + ["--log-key", str(setup.tmp / "log" / "log.key")]
+            + ["--witness-key", setup.witness_pub, "--witness-url", url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "THIRTEEN_STORE": "sqlite"},
+        )
+        assert done.returncode == 2, (url, done.stderr[-500:])
+        assert "http(s)://HOST" in done.stderr and "Traceback" not in done.stderr, done.stderr
