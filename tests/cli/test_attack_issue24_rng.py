@@ -3,11 +3,12 @@ file ``--out`` writes, as the page to write. Failed on the code as it was found.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import thirteen
+from tests.support.cli import SCRIPT, thirteen
 
 KEY = "11" * 32
 
@@ -38,3 +39,21 @@ def test_the_reports_never_overwrite_the_sample_they_test_nor_each_other(
         assert "\n" not in line and "the same file" in line and "Traceback" not in line, line
         assert dealt.read_bytes() == sample, args
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("stderr", ["2>/dev/full", "2>&-"], ids=["full", "closed"])
+def test_progress_that_cannot_be_shown_does_not_end_the_run(tmp_path: Path, stderr: str) -> None:
+    """``--progress`` on a stderr that cannot be written (a full disk, a closed descriptor)
+    ended the run with exit status 1 at its first progress line: no report, no page, however
+    long it had run. Progress is a courtesy: it stops being shown, the run goes on."""
+    page = tmp_path / "page.html"
+    command = (
+        f"{SCRIPT} rng test --cards 13520 --repeats 1 --progress --fixed-seed {KEY} "
+        f"--html {page} {stderr}"
+    )
+    done = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode in (0, 1), done
+    assert "thirteen RNG report" in done.stdout, (done.returncode, done.stdout[-300:])
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
