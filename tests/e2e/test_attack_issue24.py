@@ -4,6 +4,7 @@ Each test failed on the code as it was found."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import socket
 import subprocess
@@ -13,7 +14,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from domain.tlog.tiles import decode_bundle
 from tests.e2e.helpers import seated_table, wait_until
+from tests.e2e.test_tiles import (
+    caught_up,
+    fetch,
+    log_key,
+    served,  # noqa: F401 (a fixture)
+)
 from tests.e2e.test_transparency import PLAYERS, SCRIPT, checkpoint, play_round
 from tests.e2e.test_witness import Setup, cosigned_at, settled_head
 from tests.e2e.test_witness_http import (
@@ -21,6 +29,8 @@ from tests.e2e.test_witness_http import (
     running,  # noqa: F401 (a fixture)
     setup,  # noqa: F401 (a fixture)
 )
+from tests.support.serve_process import ServeProcess
+from tests.support.tiles_mirror import TilesMirror
 
 
 class TricklingWitness:
@@ -200,3 +210,30 @@ def test_a_witness_url_that_cannot_be_sent_is_refused_at_the_start(
         )
         assert done.returncode == 2, (url, done.stderr[-500:])
         assert "http(s)://HOST" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "accepted", ["gzip;q=0", "identity, gzip;q=0", "gzip; q=0.000", "x-nogzip"]
+)
+def test_a_bundle_is_not_gzipped_for_a_client_that_refuses_gzip(
+    served: tuple[ServeProcess, str],  # noqa: F811
+    accepted: str,
+) -> None:
+    """``Accept-Encoding`` was read as "the text holds gzip": a client saying ``gzip;q=0`` (not
+    acceptable, RFC 9110 12.5.3) got a gzip body it had refused. Now only a coding it accepts
+    (``gzip``, ``x-gzip`` or ``*`` with a weight above 0) gets one."""
+    process, base = served
+    seated_table(process, "t1", {"ann": 5000, "bo": 5000})
+    mirror = TilesMirror(base, log_key(process))
+    size = caught_up(process, mirror).size
+    status, headers, body = fetch(
+        f"{base}/tile/entries/000.p/{size}", **{"Accept-Encoding": accepted}
+    )
+    assert status == 200 and "Content-Encoding" not in headers, (accepted, headers)
+    assert decode_bundle(body) == mirror.entries[:size]
+    for welcome in ("gzip", "deflate, gzip;q=0.5", "*", "x-gzip"):
+        _, headers, body = fetch(
+            f"{base}/tile/entries/000.p/{size}", **{"Accept-Encoding": welcome}
+        )
+        assert headers.get("Content-Encoding") == "gzip", (welcome, headers)
+        assert decode_bundle(gzip.decompress(body)) == mirror.entries[:size]
