@@ -237,3 +237,38 @@ def test_a_bundle_is_not_gzipped_for_a_client_that_refuses_gzip(
         )
         assert headers.get("Content-Encoding") == "gzip", (welcome, headers)
         assert decode_bundle(gzip.decompress(body)) == mirror.entries[:size]
+
+
+def test_witness_urls_given_to_a_serve_whose_worker_signs_are_said_to_be_unused(
+    setup: Setup,  # noqa: F811
+) -> None:
+    """``serve --background worker --witness-url URL`` started without a word, and nothing was
+    ever submitted: with a worker, the worker signs, so only a ``thirteen worker
+    --witness-url`` submits. An operator believed the log witnessed. Now serve says, in one
+    log line at its start, that its witness URLs are not used and where they belong."""
+    environ = {**os.environ, "THIRTEEN_STORE": "sqlite"}
+    process = subprocess.Popen(
+        [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(setup.tmp / "d")]  # noqa: RUF005
+        + ["--log-key", str(setup.tmp / "log" / "log.key"), "--background", "worker"]
+        + ["--witness-key", setup.witness_pub, "--witness-url", "http://127.0.0.1:1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        lines.extend(process.stderr)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: any("serving gRPC on" in line for line in lines), "serve to start", 60)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        reader.join(timeout=10)
+    said = [line for line in lines if "witness_urls_unused" in line]
+    assert said and "thirteen worker" in said[0], "".join(lines[-10:])
