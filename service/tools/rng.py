@@ -152,14 +152,18 @@ def run_tests(args: argparse.Namespace) -> int:
         further,
     )
     report = render(run)
+    failed = None  # the report and every other file still written: a long run is not lost
     for path, text in ((args.out, report), (args.html, None)):
         if path is None:
             continue
         try:
             path.write_text(render_html(run) if text is None else text, encoding="utf-8")
         except OSError as error:
-            return _refuse(f"cannot write {path}: {error.strerror}")
+            failed = failed or f"cannot write {path}: {error.strerror}"
     sys.stdout.write(report)
+    if failed is not None:
+        sys.stdout.flush()
+        return _refuse(failed)
     return 0 if run.verdict == "PASS" else EXIT_FAILED
 
 

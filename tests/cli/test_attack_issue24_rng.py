@@ -57,3 +57,36 @@ def test_progress_that_cannot_be_shown_does_not_end_the_run(tmp_path: Path, stde
     assert done.returncode in (0, 1), done
     assert "thirteen RNG report" in done.stdout, (done.returncode, done.stdout[-300:])
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_a_page_that_cannot_be_written_at_the_end_loses_no_report(tmp_path: Path) -> None:
+    """A page (or ``--out`` file) that passed the check before the run and failed when written
+    at its end (a disk that filled meanwhile: ``/dev/full``) ended the command with exit
+    status 2 before the report reached stdout: the whole run was lost, and so was the other
+    file. Now the report is on stdout, every file that can be written is, and the failure is
+    one line (exit status 2)."""
+    out = tmp_path / "report.txt"
+    done = subprocess.run(
+        [str(SCRIPT), "rng", "test", "--cards", "13520", "--fixed-seed", KEY]  # noqa: RUF005
+        + ["--html", "/dev/full", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr.strip() == "thirteen rng test: cannot write /dev/full: No space left on device"
+    )
+    assert done.stdout.startswith("thirteen RNG report"), done.stdout[:200]
+    assert out.read_text(encoding="utf-8") == done.stdout
+    done = subprocess.run(
+        [str(SCRIPT), "rng", "test", "--cards", "13520", "--fixed-seed", KEY]  # noqa: RUF005
+        + ["--out", "/dev/full", "--html", str(tmp_path / "page.html")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout.startswith("thirteen RNG report"), done.stderr
+    assert (tmp_path / "page.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
