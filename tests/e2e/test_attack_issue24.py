@@ -26,6 +26,7 @@ from tests.e2e.test_transparency import PLAYERS, SCRIPT, checkpoint, play_round
 from tests.e2e.test_witness import Setup, cosigned_at, settled_head
 from tests.e2e.test_witness_http import (
     HttpWitness,
+    request,
     running,  # noqa: F401 (a fixture)
     setup,  # noqa: F401 (a fixture)
 )
@@ -272,3 +273,55 @@ def test_witness_urls_given_to_a_serve_whose_worker_signs_are_said_to_be_unused(
         reader.join(timeout=10)
     said = [line for line in lines if "witness_urls_unused" in line]
     assert said and "thirteen worker" in said[0], "".join(lines[-10:])
+
+
+def test_connections_held_open_by_the_hundred_leave_the_witness_answering_and_quiet(
+    setup: Setup,  # noqa: F811
+) -> None:
+    """The witness took every connection it was offered: 150 connections holding half a
+    request open used up the descriptors a witness with a limit of 160 has (1,024 is a common
+    default), so the log's requests were never accepted, and asyncio wrote "socket.accept()
+    out of system resource" with a traceback hundreds of thousands of times in seconds. Now
+    past its limit the oldest connection is closed to make room (``witness_connections_
+    dropped``, a line now and then): a new request is always answered."""
+    command = (
+        f"ulimit -n 160 && exec {SCRIPT} witness --listen 127.0.0.1:0 "
+        f"--log-public-key '{setup.log_pub}' --key {setup.key} --state {setup.state}"
+    )
+    process = subprocess.Popen(
+        ["bash", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    held: list[socket.socket] = []
+    try:
+        said = wait_until(
+            lambda: next((x for x in lines if "serving tlog-witness on http://" in x), None),
+            "the witness to listen",
+            60,
+        )
+        port = int(said.split("http://127.0.0.1:")[1].split()[0])
+        for _ in range(300):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(b"POST /add-checkpoint HTTP/1.1\r\nHost: x\r\n")
+            held.append(connection)
+        time.sleep(1)
+        before = len(lines)
+        started = time.monotonic()
+        status, _, _ = request(port, "POST", "/add-checkpoint", b"old 0\n\nnot a checkpoint\n")
+        assert status == 400 and time.monotonic() - started < 10
+        time.sleep(2)
+        assert len(lines) - before < 20, "".join(lines[-20:])
+        assert not any("Traceback" in line or "out of system resource" in line for line in lines)
+        assert any("witness_connections_dropped" in line for line in lines), lines[-5:]
+    finally:
+        for connection in held:
+            connection.close()
+        process.terminate()
+        process.wait(timeout=30)
