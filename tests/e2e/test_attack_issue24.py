@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -320,6 +321,68 @@ def test_connections_held_open_by_the_hundred_leave_the_witness_answering_and_qu
         assert len(lines) - before < 20, "".join(lines[-20:])
         assert not any("Traceback" in line or "out of system resource" in line for line in lines)
         assert any("witness_connections_dropped" in line for line in lines), lines[-5:]
+    finally:
+        for connection in held:
+            connection.close()
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_half_requests_held_open_to_the_tiles_leave_the_store_files_to_open(
+    tmp_path: Path,
+) -> None:
+    """The tiles endpoint kept up to 1,024 connections waiting for their request head,
+    whatever the process's limit of open files: under a limit of 400, 460 half requests held
+    open used up the files of the whole ``serve``, so the store could not open its own (the
+    tiles' ``/checkpoint`` answered "the store did not answer") and asyncio wrote thousands of
+    tracebacks ("Too many open files"). Now the endpoint keeps at most a quarter of the
+    process's files waiting (the oldest is closed to make room), and the loop's errors are a
+    line now and then."""
+    data = tmp_path / "data"
+    command = (
+        f"ulimit -n 400 && exec {SCRIPT} serve --address 127.0.0.1:0 --data {data} "
+        "--tiles 127.0.0.1:0 --metrics 127.0.0.1:0"
+    )
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "THIRTEEN_STORE": "sqlite"},
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    held: list[socket.socket] = []
+    try:
+
+        def address(banner: str) -> tuple[str, int] | None:
+            found = next((x for x in lines if banner in x), None)
+            if found is None:
+                return None
+            host, port = found.split(banner)[1].split("/")[0].strip().rsplit(":", 1)
+            return host, int(port)
+
+        tiles = wait_until(lambda: address("serving the log's tiles on http://"), "tiles", 60)
+        metrics = wait_until(lambda: address("serving metrics on http://"), "metrics", 60)
+        for _ in range(460):
+            try:
+                connection = socket.create_connection(tiles, timeout=5)
+            except OSError:
+                break  # refused or not accepted in time: the endpoint is full, as it should be
+            connection.sendall(b"GET /checkpoint HTTP/1.1\r\n")
+            held.append(connection)
+        time.sleep(1)
+        status, _, body = request(tiles[1], "GET", "/checkpoint")
+        assert b"the store did not answer" not in body, (status, body)
+        assert request(metrics[1], "GET", "/metrics")[0] == 200
+        time.sleep(1)
+        assert not any("Too many open files" in x or "Traceback" in x for x in lines), lines[-5:]
     finally:
         for connection in held:
             connection.close()
