@@ -6,16 +6,20 @@ An asyncio server on a thread of its own: an open connection costs a socket and 
 not a thread, so clients that hold connections open (idle, or trickling half a request) do not use
 up the endpoint (issue 22). A connection must send its whole request head within
 ``HEADER_TIMEOUT`` seconds and is cut off ``DEADLINE`` seconds after it was accepted, however it
-trickles; past ``MAX_WAITING`` connections still waiting for their head, the oldest of them is
-closed to make room, so a client that sends its request at once is always read. The answer is
-made on a worker thread (``workers`` of them; the loop's default pool when None), never on the
-event loop; a request whose connection is cut before its turn is never answered.
+trickles; past ``MAX_WAITING`` connections still waiting for their head (a quarter of the files
+the process may open, when fewer: ``waiting_limit``), the oldest of them is closed to make room,
+so a client that sends its request at once is always read, and the store and gRPC keep files to
+open. The answer is made on a worker thread (``workers`` of them; the loop's default pool when
+None), never on the event loop; a request whose connection is cut before its turn is never
+answered. The loop's own errors (an accept that failed) are a line now and then, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import resource
 import socket
 import threading
 import time
@@ -134,22 +138,33 @@ class Tally:
             self.count, self._logged_at = 0, now
 
 
+def waiting_limit() -> int:
+    """Connections waiting for their head kept at once: ``MAX_WAITING``, or a quarter of the
+    files this process may open when that is fewer (the store, gRPC and the other endpoint
+    need theirs: connections held open must never use them all up)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_WAITING
+    return max(16, min(MAX_WAITING, soft // 4))
+
+
 class _Connections:
     """The connections still waiting for their request head, oldest first: past
-    ``MAX_WAITING`` the oldest is closed to make room."""
+    ``waiting_limit()`` the oldest is closed to make room."""
 
     def __init__(self, name: str, failed: str) -> None:
+        self.limit = waiting_limit()
         self.waiting: dict[asyncio.StreamWriter, None] = {}
         self.dropped = Tally(f"{name}_connections_dropped")
         self.failed = Tally(f"{name}_{failed}")
 
     def arrived(self, writer: asyncio.StreamWriter) -> None:
         self.waiting[writer] = None
-        while len(self.waiting) > MAX_WAITING:
+        while len(self.waiting) > self.limit:
             oldest = next(iter(self.waiting))
             del self.waiting[oldest]
             oldest.transport.abort()  # its reader sees the connection lost
-            self.dropped.add(waiting=MAX_WAITING)
+            self.dropped.add(waiting=self.limit)
 
     def read(self, writer: asyncio.StreamWriter) -> None:
         self.waiting.pop(writer, None)
@@ -261,6 +276,12 @@ class HttpServer:
 
     async def _main(self, handler: Handler, listener: socket.socket) -> None:
         connections = self._connections
+        asyncio.get_running_loop().set_exception_handler(  # no traceback: a line now and then
+            lambda _, context: connections.failed.add(
+                message=str(context.get("message", ""))[:200],
+                cause=repr(context.get("exception"))[:200],
+            )
+        )
         server = await asyncio.start_server(
             lambda reader, writer: _serve(handler, self._executor, connections, reader, writer),
             sock=listener,

@@ -8,8 +8,9 @@ below the address's root, read-only (GET and HEAD), on a port of its own
 - Tiles and bundles: ``application/octet-stream``, immutable (``Cache-Control: public,
   max-age=31536000, immutable``), only within the latest checkpoint's tree (``404`` beyond it:
   not yet, so not cached long); a path not spelt as the specification says is ``400``. A bundle
-  is gzip-compressed for a client that accepts it, and ``404`` too while one of its events
-  holds what is still hidden (``service.transparency.disclosure``).
+  is gzip-compressed for a client that accepts it (``accepts_gzip``: not ``gzip;q=0``), and
+  ``404`` too while one of its events holds what is still hidden
+  (``service.transparency.disclosure``).
 - Its listener opens before the store (a taken port is refused first); it answers ``503``
   until ``attach`` gives it the log, and again after ``detach``.
 
@@ -37,6 +38,33 @@ COMMON = [("X-Content-Type-Options", "nosniff")]
 def _text(status: str, message: str, *extra: tuple[str, str]) -> Answer:
     headers = [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", SHORT)]
     return Answer(status, headers + COMMON + list(extra), (message + "\n").encode())
+
+
+def accepts_gzip(accepted: str) -> bool:
+    """Whether an ``Accept-Encoding`` header accepts gzip: ``gzip``, ``x-gzip`` or ``*`` with a
+    weight above 0 (``gzip;q=0`` refuses it: RFC 9110 12.5.3).
+
+    >>> accepts_gzip("gzip"), accepts_gzip("br, GZIP;q=0.5"), accepts_gzip("*")
+    (True, True, True)
+    >>> accepts_gzip("gzip;q=0"), accepts_gzip("x-nogzip"), accepts_gzip("*, gzip;q=0")
+    (False, False, False)
+    """
+    weights: dict[str, bool] = {}
+    for item in accepted.split(","):
+        coding, *parameters = (part.strip() for part in item.split(";"))
+        weight = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        weights[coding.lower()] = weight > 0
+    for coding in ("gzip", "x-gzip"):
+        if coding in weights:
+            return weights[coding]
+    return weights.get("*", False)
 
 
 class TilesEndpoint(HttpServer):
@@ -91,7 +119,7 @@ class TilesEndpoint(HttpServer):
             tile = parse_path(path[1:])
         except TilePathError as error:
             return _text("400 Bad Request", f"bad tile path: {error}")
-        gzipped = tile.level == ENTRIES and "gzip" in request.headers.get("accept-encoding", "")
+        gzipped = tile.level == ENTRIES and accepts_gzip(request.headers.get("accept-encoding", ""))
         data = reader.tile(tile, compressed=gzipped)
         if data is None:
             return _text("404 Not Found", f"{tile.path} is beyond the latest checkpoint")

@@ -94,6 +94,9 @@ def run_tests(args: argparse.Namespace) -> int:
         unwritable = _unwritable(path)
         if unwritable is not None:
             return _refuse(unwritable)
+    clash = _same_file(args.file, args.out, args.html)
+    if clash is not None:
+        return _refuse(clash)
     if args.file is not None:
         if args.fixed_seed is not None:
             return _refuse("--fixed-seed is for collecting deals, not with --file")
@@ -149,14 +152,18 @@ def run_tests(args: argparse.Namespace) -> int:
         further,
     )
     report = render(run)
+    failed = None  # the report and every other file still written: a long run is not lost
     for path, text in ((args.out, report), (args.html, None)):
         if path is None:
             continue
         try:
             path.write_text(render_html(run) if text is None else text, encoding="utf-8")
         except OSError as error:
-            return _refuse(f"cannot write {path}: {error.strerror}")
+            failed = failed or f"cannot write {path}: {error.strerror}"
     sys.stdout.write(report)
+    if failed is not None:
+        sys.stdout.flush()
+        return _refuse(failed)
     return 0 if run.verdict == "PASS" else EXIT_FAILED
 
 
@@ -175,6 +182,23 @@ def _test(sample: Sample, eta: Eta) -> list[Outcome]:
         outcomes += run_word_tests(sample.words)
         eta.advance(units / 2 if sample.decks else units)
     return outcomes
+
+
+def _same_file(sample: Path | None, out: Path | None, html: Path | None) -> str | None:
+    """Why two of ``--file``, ``--out`` and ``--html`` cannot be what they name (one file
+    under two names: a report would be written over the sample, or over the other report)."""
+    named = (("--file", sample), ("--out", out), ("--html", html))
+    given = [(flag, path) for flag, path in named if path is not None]
+    for first, (flag, path) in enumerate(given):
+        for other, path_other in given[first + 1 :]:
+            same = (
+                os.path.samefile(path, path_other)
+                if path.exists() and path_other.exists()
+                else path.resolve() == path_other.resolve()
+            )
+            if same:
+                return f"{flag} and {other} name the same file ({path}): give each its own"
+    return None
 
 
 def _unwritable(path: Path | None) -> str | None:

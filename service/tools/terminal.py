@@ -41,7 +41,8 @@ class ProgressBar:
 class Eta:
     """Progress and the time left, on stderr, for long runs: redrawn in place on a terminal;
     with ``forced`` (a ``--progress`` flag) on any stderr as a line per tenth; else silent.
-    ``advance`` counts units of work done out of ``total``."""
+    ``advance`` counts units of work done out of ``total``. A stderr that cannot be written (a
+    full disk, closed) stops the progress, never the run."""
 
     def __init__(
         self,
@@ -53,8 +54,8 @@ class Eta:
     ) -> None:
         self.label = label
         self.total = total
-        self.tty = sys.stderr.isatty()
-        self.shown = self.tty or forced
+        self.tty = _is_tty(sys.stderr)
+        self.shown = sys.stderr is not None and (self.tty or forced)
         self.clock = clock
         self.started = clock()
         self.done = 0.0
@@ -85,9 +86,19 @@ class Eta:
         bar = "#" * int(share * 25) + "." * (25 - int(share * 25))
         end = "\r" if self.tty and share < 1 else "\n"
         clear = "\x1b[K" if self.tty else ""
-        print(
-            f"{self.label} [{bar}] {share:4.0%} {left}{clear}", end=end, file=sys.stderr, flush=True
-        )
+        line = f"{self.label} [{bar}] {share:4.0%} {left}{clear}"
+        try:
+            print(line, end=end, file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # a full disk, a closed stderr: the run goes on unshown
+            self.shown = False
+
+
+def _is_tty(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (None, closed or failing: not)."""
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (OSError, ValueError):
+        return False
 
 
 def _duration(seconds: float) -> str:

@@ -58,7 +58,14 @@ class LogOptions:
             if self.remembered is None or self.key is None
             else Remembered(self.remembered, key.verifier),
         )
-        if self.witness_urls:
+        if self.witness_urls and not self.appends:  # a ``thirteen worker`` signs: it submits
+            log.warning(
+                "witness_urls_unused",
+                witness_urls=list(self.witness_urls),
+                reason="with --background worker the worker signs the checkpoints: give "
+                "--witness-url to thirteen worker, which submits them",
+            )
+        elif self.witness_urls:
             built.submitter = Submitter(
                 self.witness_urls,
                 latest=built.store.latest_checkpoint,

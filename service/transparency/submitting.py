@@ -18,8 +18,10 @@ with none is an error, logged. Each outcome is one log line (``witness_cosigned`
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -60,7 +62,9 @@ class BadWitnessUrl(ValueError):
 
 def check_url(text: str) -> str:
     """A witness's submission prefix: ``http://`` or ``https://``, a host, an optional port
-    and path; no query, no fragment, no credentials. Given back without a final ``/``.
+    and path; no query, no fragment, no credentials; printable ASCII without spaces (what a
+    request line carries: a name or path beyond it is given percent-encoded or as punycode).
+    Given back without a final ``/``.
 
     >>> check_url("http://127.0.0.1:8380/")
     'http://127.0.0.1:8380'
@@ -76,6 +80,7 @@ def check_url(text: str) -> str:
         parts, port = None, None
     if (
         parts is None
+        or not all(" " < character < "\x7f" for character in text)
         or parts.scheme not in ("http", "https")
         or not parts.hostname
         or parts.query
@@ -83,7 +88,10 @@ def check_url(text: str) -> str:
         or parts.username is not None
         or (port is not None and not 0 < port < 65536)
     ):
-        raise BadWitnessUrl(f"a witness URL is http(s)://HOST[:PORT][/PREFIX], got {text[:80]!r}")
+        raise BadWitnessUrl(
+            f"a witness URL is http(s)://HOST[:PORT][/PREFIX] in printable ASCII without spaces, "
+            f"got {text[:80]!r}"
+        )
     return text.rstrip("/")
 
 
@@ -102,7 +110,9 @@ class Witness:
     def post(self, body: bytes) -> tuple[int, str, bytes]:
         """POST ``body`` to ``<url>/add-checkpoint`` on a kept-alive connection; the status,
         content type and (bounded) body. ``OSError`` or ``http.client.HTTPException`` when
-        there is no answer (the connection is then dropped)."""
+        there is no answer (the connection is then dropped); ``TimeoutError`` when the whole
+        exchange takes more than ``TIMEOUT`` seconds, however the witness trickles it (the
+        connection is cut then: a slow witness never holds up the others)."""
         parts = urlsplit(self.url)
         if self.connection is None:
             kind = (
@@ -111,21 +121,33 @@ class Witness:
                 else http.client.HTTPConnection
             )
             self.connection = kind(parts.hostname or "", parts.port, timeout=TIMEOUT)
+        connection = self.connection
+        late = threading.Event()
+        cut = threading.Timer(TIMEOUT, _cut, args=(connection, late))
+        cut.daemon = True
+        cut.start()
         try:
-            self.connection.request(
+            connection.request(
                 "POST",
                 parts.path + "/add-checkpoint",
                 body=body,
                 headers={"Content-Type": "text/plain; charset=utf-8"},
             )
-            answer = self.connection.getresponse()
+            answer = connection.getresponse()
             data = answer.read(MAX_ANSWER)
             if not answer.isclosed():  # longer than we read: the connection is not reusable
                 self.drop()
-            return answer.status, answer.getheader("Content-Type", ""), data
         except (OSError, http.client.HTTPException):
             self.drop()
+            if late.is_set():
+                raise TimeoutError(f"no whole answer within {TIMEOUT:g} s") from None
             raise
+        finally:
+            cut.cancel()
+        if late.is_set():  # cut while reading: what was read is not the whole answer
+            self.drop()
+            raise TimeoutError(f"no whole answer within {TIMEOUT:g} s")
+        return answer.status, answer.getheader("Content-Type", ""), data
 
     def drop(self) -> None:
         if self.connection is not None:
@@ -266,6 +288,15 @@ class Submitter:
         log.info("witness_cosigned", witness=witness.url, size=checkpoint.size)
         self._outcome(witness, "cosigned")
         return True
+
+
+def _cut(connection: http.client.HTTPConnection, late: threading.Event) -> None:
+    """Cut ``connection`` whose exchange has taken too long: its blocked read ends."""
+    late.set()
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _shown(answer: bytes) -> str:

@@ -1,7 +1,8 @@
 """The witness's side of C2SP ``tlog-witness`` (``thirteen witness --listen``): the logs it
 witnesses, each named by its origin and trusted by one public key, each with a state directory
 of its own under ``--state DIR`` (``DIR/logs/<SHA-256 of the origin, hex>/``, laid out as the
-polling witness's ``--state``: ``checkpoint``, ``evidence/``, ``lock``), and ``add_checkpoint``,
+polling witness's ``--state``: ``checkpoint``, ``evidence/``, ``lock``; ``DIR/lock`` is held
+too, so no other witness, polling or serving, uses ``DIR`` meanwhile), and ``add_checkpoint``,
 which checks a request (``domain.tlog.add_checkpoint``), records the checkpoint and cosigns it.
 
 Checking a request against the last checkpoint cosigned and recording the new one are one step
@@ -34,7 +35,8 @@ from domain.tlog.add_checkpoint import (
 )
 from domain.tlog.checkpoint import Checkpoint, cosign_text
 from domain.tlog.note import Signer, Verifier, parse
-from service.witness.state import BadInput, State, describe
+from service.http_server import Tally
+from service.witness.state import BadInput, State, describe, lock
 
 log = structlog.get_logger("thirteen.witness")
 
@@ -72,6 +74,11 @@ class Witnessing:
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise BadInput(f"two log keys for the log {twice[0]!r}: give one key per log")
+        try:  # DIR itself too: a polling witness of DIR (``--log``) is kept out, and kept us out
+            directory.mkdir(parents=True, exist_ok=True)
+            self._lock = lock(directory)
+        except OSError as error:
+            raise BadInput(f"cannot use the state directory {directory}: {error}") from None
         self.witness = witness
         self.clock = clock
         self.keys = {key.name: key for key in logs}
@@ -80,6 +87,8 @@ class Witnessing:
         }
         self.by_hash = {origin_hash(name): name for name in self.keys}
         self._locks = {name: threading.Lock() for name in self.keys}
+        # Anyone can send a refused request: a line now and then with the count, not one each.
+        self._refusals = Tally("witness_refused")
 
     def add_checkpoint(self, body: bytes) -> Answer:
         """Answer one ``add-checkpoint`` request: the cosignature line (200), or the status the
@@ -87,8 +96,7 @@ class Witnessing:
         try:
             request = parse_request(body)
         except Refusal as refusal:
-            log.info("witness_refused", status=refusal.status, reason=refusal.reason)
-            return Answer(refusal.status, (refusal.reason + "\n").encode())
+            return self._refused(refusal, None)
         origin = request.origin
         key = self.keys.get(origin)
         if key is None:
@@ -119,8 +127,9 @@ class Witnessing:
         log.info("witness_cosigned", origin=origin, checkpoint=describe(checkpoint))
         return Answer(200, line.encode())
 
-    def _refused(self, refusal: Refusal, origin: str) -> Answer:
-        log.info("witness_refused", status=refusal.status, origin=origin, reason=refusal.reason)
+    def _refused(self, refusal: Refusal, origin: str | None) -> Answer:
+        shown = origin[:200] if origin is not None else None
+        self._refusals.add(status=refusal.status, origin=shown, reason=refusal.reason)
         return Answer(refusal.status, (refusal.reason + "\n").encode())
 
     def checkpoint(self, hashed: str) -> Answer:

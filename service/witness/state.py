@@ -40,6 +40,21 @@ def describe(checkpoint: Checkpoint | None) -> str:
     return f"size {checkpoint.size} root {base64.b64encode(checkpoint.root).decode()}"
 
 
+def lock(directory: Path) -> IO[str]:
+    """``directory``'s lock file, held (by this process, until it ends); ``BadInput`` when
+    another witness holds it. ``OSError`` when it cannot be opened."""
+    handle = open(directory / LOCK_FILE, "a+")  # noqa: SIM115 (held while running)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise BadInput(
+            f"another witness is using the state directory {directory} (it holds "
+            f"{directory / LOCK_FILE}): one witness per state directory"
+        ) from None
+    return handle
+
+
 class State:
     """What the witness keeps in ``DIR``: the last checkpoint it accepted (``checkpoint``), the
     polls since at which a newer one went unproven (``unproven``) and the checkpoints it did
@@ -71,17 +86,7 @@ class State:
             ) from None
 
     def _locked(self) -> IO[str]:
-        """The lock file, held (by this process, until it ends)."""
-        handle = open(self.directory / LOCK_FILE, "a+")  # noqa: SIM115 (held while running)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            raise BadInput(
-                f"another witness is using the state directory {self.directory} (it holds "
-                f"{self.directory / LOCK_FILE}): one witness per state directory"
-            ) from None
-        return handle
+        return lock(self.directory)
 
     def _write(self, path: Path, text: str) -> None:
         """``text`` in ``path``: a new file, synced, renamed over, the directory synced."""
