@@ -24,6 +24,10 @@ UNPROVEN_FILE = "unproven"
 """One line per poll since the last accepted checkpoint at which the log showed a newer one
 without proving it (size, root, the refusal), in ``--state DIR``."""
 EVIDENCE_DIR = "evidence"
+MAX_EVIDENCE = 1_000
+"""Checkpoints kept as evidence per log, at most: one already proves the log misbehaved, and a
+log that holds its key could otherwise fill the witness's disk with inconsistent checkpoints
+(each is still refused, and logged)."""
 """Checkpoints the log showed and the witness did not accept, as shown, in ``--state DIR``."""
 LOCK_FILE = "lock"
 _UNPROVEN_LINE = re.compile(r"\d+ size (?P<size>\d+) root (?P<root>\S+) ")
@@ -132,6 +136,8 @@ class State:
         try:
             evidence.mkdir(exist_ok=True)
             if not path.exists():
+                if sum(1 for _ in evidence.iterdir()) >= MAX_EVIDENCE:
+                    return f"not kept ({MAX_EVIDENCE} pieces of evidence are kept already)"
                 self._write(path, note)
         except OSError as error:
             return f"not kept ({error})"
