@@ -15,14 +15,18 @@ EXIT_BAD_INPUT = 2
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr (a terminal redraws it; a log gets a few lines)."""
+    """A one-line progress bar on stderr (a terminal redraws it; a log gets a few lines). A
+    stderr that cannot be written (a full disk, closed) stops the bar, never the command."""
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.tty = sys.stderr.isatty()
+        self.tty = _is_tty(sys.stderr)
         self.shown = -1
+        self.failed = sys.stderr is None
 
     def __call__(self, position: int, last: int) -> None:
+        if self.failed:
+            return
         share = 1.0 if last <= 0 else min(position / last, 1.0)
         percent = int(share * 100)
         if percent == self.shown or (not self.tty and percent % 10 and percent != 100):
@@ -30,12 +34,15 @@ class ProgressBar:
         self.shown = percent
         bar = "#" * (percent // 4) + "." * (25 - percent // 4)
         end = "\r" if self.tty and percent < 100 else "\n"
-        print(
-            f"{self.label} [{bar}] {percent:3d}% ({position}/{last})",
-            end=end,
-            file=sys.stderr,
-            flush=True,
-        )
+        try:
+            print(
+                f"{self.label} [{bar}] {percent:3d}% ({position}/{last})",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
+        except (OSError, ValueError):
+            self.failed = True
 
 
 class Eta:
