@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from domain import visibility
-from domain.fairness.shuffle import effective_client_seed, in_seat_order, undealt
+from domain.dealing import undealt_cards as dealt_to_no_one
+from domain.fairness.shuffle import effective_client_seed, in_seat_order
 from domain.ids import round_uuid, wallet_uuid
 from domain.round import Round
 from domain.rules.cards import format_cards
@@ -78,22 +79,13 @@ def steps(events: Sequence[tuple[StoredRecord, Any]]) -> list[Step]:
 
 def undealt_cards(round_: Round) -> tuple[str, ...]:
     """R14.2.4: the shuffled deck's positions past the hands, which the reveal publishes with
-    them; none before the server seed is revealed, and none under a ruleset of R13 alone
-    (``standard``, ``fujian``), whose reports stay as they always were."""
-    seed = round_.server_seed
-    ruleset = round_.ruleset
-    if seed is None or not ruleset.variants():
+    them (``domain.dealing.undealt_cards``, as the API answers them); none before the server
+    seed is revealed, and none under a ruleset of R13 alone (``standard``, ``fujian``), whose
+    reports stay as they always were."""
+    if round_.server_seed is None:
         return ()
-    mixed = effective_client_seed(round_.client_seed, round_.seat_seeds)
     try:
-        rest = undealt(
-            bytes.fromhex(seed),
-            mixed,
-            round_.round_id,
-            len(round_.players),
-            ruleset.deck,
-            ruleset.max_players,
-        )
+        rest = dealt_to_no_one(round_)
     except ValueError:  # a seed that is not hex, or no deal gives these seats: the proof says
         return ()
     return tuple(format_cards(rest))
