@@ -11,8 +11,10 @@ the process may open, when fewer: ``waiting_limit``), the oldest of them is clos
 so a client that sends its request at once is always read, and the store and gRPC keep files to
 open. The answer is made on a worker thread (``workers`` of them; the loop's default pool when
 None), never on the event loop; a request whose connection is cut before its turn is never
-answered. The loop's own errors (an accept that failed) are a line now and then, never a
-traceback.
+answered. One client address has at most ``PER_CLIENT`` requests at the workers (past it:
+``429`` with ``Retry-After``), all clients ``MAX_BUSY`` (past it: ``503``), so a flood of costly
+requests from one address does not make another client wait for the whole flood. The loop's
+own errors (an accept that failed) are a line now and then, never a traceback.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import resource
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +41,8 @@ MAX_HEAD = 16 * 1024  # bytes of a request head (a scrape's is a few hundred)
 MAX_WAITING = 1024  # connections waiting for their head at once; past it the oldest is closed
 LOG_INTERVAL = 10.0  # seconds between two log lines about connections that failed or were closed
 BACKLOG = 1024  # connections the kernel queues before the loop accepts them
+PER_CLIENT = 8  # requests of one client address answered or waiting for a worker, at most
+MAX_BUSY = 256  # requests of all clients answered or waiting for a worker, at most
 
 
 class EndpointError(Exception):
@@ -119,6 +124,14 @@ def encode(answer: Answer, method: str) -> bytes:
 
 
 BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+TOO_MANY = (
+    b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\nRetry-After: 1\r\n"
+    b"Connection: close\r\n\r\n"
+)
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n"
+    b"Connection: close\r\n\r\n"
+)
 
 
 class Tally:
@@ -157,6 +170,27 @@ class _Connections:
         self.waiting: dict[asyncio.StreamWriter, None] = {}
         self.dropped = Tally(f"{name}_connections_dropped")
         self.failed = Tally(f"{name}_{failed}")
+        self.busy: Counter[str] = Counter()  # requests at the workers, by client address
+        self.shed = Tally(f"{name}_requests_shed")
+
+    def take(self, client: str) -> bytes | None:
+        """A worker's turn for ``client``'s request (None), or the answer that refuses it at
+        once: a client with ``PER_CLIENT`` requests at the workers already, or all clients
+        with ``MAX_BUSY``. A flood of costly requests from one address then delays another
+        client by ``PER_CLIENT`` answers at most, instead of the whole flood."""
+        if self.busy[client] >= PER_CLIENT:
+            self.shed.add(client=client, status=429)
+            return TOO_MANY
+        if self.busy.total() >= MAX_BUSY:
+            self.shed.add(client=client, status=503)
+            return BUSY
+        self.busy[client] += 1
+        return None
+
+    def done(self, client: str) -> None:
+        self.busy[client] -= 1
+        if not self.busy[client]:
+            del self.busy[client]
 
     def arrived(self, writer: asyncio.StreamWriter) -> None:
         self.waiting[writer] = None
@@ -192,11 +226,18 @@ async def _serve(
             finally:
                 connections.read(writer)
             request = parse_head(head[:-4])
+            client = peer[0] if peer else "?"
+            refused = None if request is None else connections.take(client)
             if request is None:
                 answer = BAD_REQUEST
+            elif refused is not None:
+                answer = refused
             else:
                 loop = asyncio.get_running_loop()
-                answer = await loop.run_in_executor(executor, _answer, handler, request)
+                try:
+                    answer = await loop.run_in_executor(executor, _answer, handler, request)
+                finally:
+                    connections.done(client)
             writer.write(answer)
             writer.close()
             await writer.wait_closed()  # the answer is flushed, or the deadline cuts it
