@@ -1,0 +1,226 @@
+"""Attacks from outside on R14 as served (issue 25): hostile rulesets at OpenTable, seven
+players racing for a six-seat table, arrangements and declarations that smuggle a copy of a
+card the player was not dealt (R14.2.3), against a real server on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+import pytest
+
+from service._generated.thirteen.v1 import table_pb2
+from tests.e2e.helpers import (
+    Refusal,
+    arrange,
+    assert_refused,
+    credit,
+    deal,
+    get_table,
+    hands_of,
+    head,
+    open_table,
+    seated_table,
+)
+from tests.support.server import ServerThread
+
+P = table_pb2.RulesetParameters
+
+HOSTILE: list[tuple[str, P, str]] = [
+    ("puxian6", P(max_players=7), "ruleset.max_players"),
+    ("puxian6", P(max_players=0), "ruleset.max_players"),
+    ("puxian6", P(max_players=-1), "ruleset.max_players"),
+    ("puxian6", P(max_players=2**31 - 1), "ruleset.max_players"),
+    ("", P(max_players=6, extra_suits="d"), "ruleset.max_players"),
+    ("", P(max_players=5), "ruleset.max_players"),
+    ("", P(extra_suits="dd"), "ruleset.extra_suits"),
+    ("", P(extra_suits="D"), "ruleset.extra_suits"),
+    ("", P(extra_suits="ｄ"), "ruleset.extra_suits"),  # fullwidth d
+    ("", P(extra_suits="x"), "ruleset.extra_suits"),
+    ("", P(extra_suits="dch"), "ruleset.extra_suits"),
+    ("", P(extra_suits="d\x00"), "ruleset.extra_suits"),
+    ("", P(horse_card="1x"), "ruleset.horse_card"),
+    ("", P(horse_card=""), "ruleset.horse_card"),
+    ("", P(horse_card="8x"), "ruleset.horse_card"),
+    ("", P(horse_card="８h"), "ruleset.horse_card"),
+    ("", P(horse_card="8h8h"), "ruleset.horse_card"),
+    ("", P(horse_card="z" * 100_000), "ruleset.horse_card"),
+    ("", P(horse_multiplier=1), "ruleset.horse_multiplier"),
+    ("", P(horse_multiplier=5), "ruleset.horse_multiplier"),
+    ("", P(horse_both_holders="STACK"), "ruleset.horse_both_holders"),
+    ("", P(scoop_bonus=4), "ruleset.scoop_bonus"),
+    ("", P(scoop_bonus=-1), "ruleset.scoop_bonus"),
+    ("", P(home_run_min_players=7), "ruleset.home_run_min_players"),
+    ("", P(home_run_min_players=2), "ruleset.home_run_min_players"),
+    ("", P(special_counting="Partition"), "ruleset.special_counting"),
+    ("", P(special_order=""), "ruleset.special_order"),
+    ("", P(special_points={"six_pairs": 0}), "ruleset.special_points"),
+    ("", P(special_points={"six_pairs": 201}), "ruleset.special_points"),
+    ("", P(special_points={"six_pairs": -3}), "ruleset.special_points"),
+    ("", P(special_points={"six_pairs": 2**31 - 1}), "ruleset.special_points"),
+    ("", P(special_points={"SIX_PAIRS": 3}), "ruleset.special_points"),
+    ("", P(special_points={"": 3}), "ruleset.special_points"),
+    ("", P(undeclarable_specials=["no_such_special"]), "ruleset.special_points"),
+    (
+        "",
+        P(extra_specials=table_pb2.SpecialIds(ids=["six_of_a_kind", "dragon"])),
+        "ruleset.extra_specials",
+    ),
+    (
+        "puxian6",
+        P(horse_multiplier=4, horse_both_holders="stack", scoop_multiplier=4),
+        "ruleset",
+    ),
+]
+
+
+@pytest.mark.parametrize(("preset", "parameters", "field"), HOSTILE)
+def test_r14_hostile_rulesets_are_refused_naming_the_parameter_and_store_nothing(
+    server: ServerThread, preset: str, parameters: P, field: str
+) -> None:
+    """R14: a value out of its range is refused when the table opens, naming the parameter
+    (INVALID_ARGUMENT, a one-line message of bounded length), and no event is stored."""
+    before = head(server)
+    request = table_pb2.OpenTableRequest(table_id="t", ruleset=preset)
+    request.ruleset_parameters.CopyFrom(parameters)
+    refused = assert_refused(
+        server.tables.OpenTable,
+        request,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_RULESET",
+        field=field,
+    )
+    assert "\n" not in refused.message and len(refused.message) <= 600, refused.message
+    assert head(server) == before
+
+
+def test_r14_edge_rulesets_that_are_valid_open_and_answer_as_recorded(
+    server: ServerThread,
+) -> None:
+    """R14.5.5: home_run_min_players above max_players is valid (no home run happens);
+    undeclarable_specials wins over special_points for the same special (R14.5.4); the
+    table answers every parameter as it recorded it."""
+    params = P(
+        max_players=5,
+        extra_suits="d",
+        home_run_min_players=6,
+        special_points={"six_pairs": 200, "dragon": 1},
+        undeclarable_specials=["six_pairs"],
+        horse_card="Ad",
+        horse_multiplier=2,
+        horse_both_holders="stack",
+    )
+    opened = open_table(server, "t", parameters=params)
+    got = get_table(server, "t").ruleset_parameters
+    assert got == opened.ruleset_parameters
+    assert got.max_players == 5 and got.extra_suits == "d" and got.home_run_min_players == 6
+    assert "six_pairs" in got.undeclarable_specials and "six_pairs" not in got.special_points
+    assert got.special_points["dragon"] == 1
+    assert got.horse_card == "Ad" and got.horse_both_holders == "stack"
+
+
+def _together(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Callable[[], Any]) -> Any:
+        barrier.wait(timeout=10)
+        try:
+            return call()
+        except grpc.RpcError as error:
+            return error
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, calls))
+
+
+def test_r14_2_1_seven_players_racing_for_a_six_seat_table_seat_six(
+    server: ServerThread,
+) -> None:
+    """R10.1, R14.2.1: seven SitDowns released at once on a puxian6 table: exactly six are
+    seated (six distinct players in seats 0–5), the seventh refused as the table is full."""
+    players = [f"p{i}" for i in range(7)]
+    for player in players:
+        credit(server, player, 10_000, f"start-{player}")
+    open_table(server, "t", ruleset="puxian6")
+    results = _together(
+        [
+            functools.partial(
+                server.tables.SitDown, table_pb2.SitDownRequest(table_id="t", player_id=p)
+            )
+            for p in players
+        ]
+    )
+    failures = [Refusal.of(r) for r in results if isinstance(r, grpc.RpcError)]
+    assert len(failures) == 1, failures
+    assert failures[0].code == grpc.StatusCode.FAILED_PRECONDITION, failures[0]
+    assert "full" in failures[0].message
+    seats = get_table(server, "t").seats
+    assert sorted(s.seat for s in seats) == list(range(6))
+    assert len({s.player_id for s in seats}) == 6
+
+
+def test_r14_2_3_an_arrangement_cannot_place_a_copy_the_player_was_not_dealt(
+    server: ServerThread,
+) -> None:
+    """R4.1, R14.2.3: on a puxian5 table (two copies of each diamond in the deck) a player
+    placing a diamond twice that they were dealt once, or a card of another player, is refused;
+    nothing is stored."""
+    players = ["A", "B", "C", "D", "E"]
+    seated_table(server, "t", dict.fromkeys(players, 10_000), ruleset="puxian5")
+    dealt = deal(server, "t", client_seed="smuggle")
+    hands = hands_of(dealt)
+    held = Counter(hands["A"])
+    once = next(c for c, n in held.items() if n == 1 and c.endswith("d"))
+    others = [c for c in hands["A"] if c != once]
+    # the diamond twice, one other card dropped
+    smuggled = [once, once, *others[:-1]]
+    piles = (smuggled[:3], smuggled[3:8], smuggled[8:13])
+    before = head(server)
+    request = table_pb2.ArrangeRequest(
+        round_id=dealt.round_id, player_id="A", front=piles[0], middle=piles[1], back=piles[2]
+    )
+    assert_refused(
+        server.tables.Arrange, request, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARRANGEMENT"
+    )
+    stranger = next(c for c in hands["B"] if c not in held)
+    swapped = [stranger, *hands["A"][1:]]
+    request = table_pb2.ArrangeRequest(
+        round_id=dealt.round_id,
+        player_id="A",
+        front=swapped[:3],
+        middle=swapped[3:8],
+        back=swapped[8:13],
+    )
+    assert_refused(
+        server.tables.Arrange, request, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARRANGEMENT"
+    )
+    assert head(server) == before
+    arrange(server, dealt.round_id, "A", (hands["A"][:3], hands["A"][3:8], hands["A"][8:]))
+
+
+@pytest.mark.parametrize("special", ["two_fives_one_trips", "six_of_a_kind"])
+def test_r14_5_4_an_extra_special_named_undeclarable_is_refused_not_dropped(
+    server: ServerThread, special: str
+) -> None:
+    """R14.4.3, R14.5.4: on puxian6 (both extra specials enabled, two_fives_one_trips worth 26)
+    ``undeclarable_specials`` naming an extra special was silently dropped: the table opened,
+    the special stayed declarable, two_fives_one_trips fell back to 20 points and GetTable did
+    not list it as undeclarable. It is refused, naming the parameter, and nothing is stored."""
+    before = head(server)
+    request = table_pb2.OpenTableRequest(table_id="t", ruleset="puxian6")
+    request.ruleset_parameters.undeclarable_specials.append(special)
+    refused = assert_refused(
+        server.tables.OpenTable,
+        request,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_RULESET",
+        field="ruleset.special_points",
+        says=special,
+    )
+    assert "extra_specials" in refused.message, refused.message
+    assert head(server) == before
