@@ -9,27 +9,35 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
-from service._generated.thirteen.v1 import table_pb2
+from domain.rules.ruleset import ALL_PRESETS
+from service._generated.thirteen.v1 import audit_pb2, table_pb2
 from tests.e2e.helpers import (
+    PHASE,
     Refusal,
     arrange,
     assert_refused,
     credit,
     deal,
+    get_round,
     get_table,
     hands_of,
     head,
     open_table,
     seated_table,
+    wait_until,
 )
+from tests.e2e.test_variants_served import piles_for
+from tests.support.serve_process import ServeProcess
 from tests.support.server import ServerThread
 
 P = table_pb2.RulesetParameters
+PUXIAN6 = ALL_PRESETS["puxian6"]
 
 HOSTILE: list[tuple[str, P, str]] = [
     ("puxian6", P(max_players=7), "ruleset.max_players"),
@@ -224,3 +232,51 @@ def test_r14_5_4_an_extra_special_named_undeclarable_is_refused_not_dropped(
     )
     assert "extra_specials" in refused.message, refused.message
     assert head(server) == before
+
+
+def test_r14_a_puxian6_round_killed_mid_round_is_revealed_after_a_restart_and_audits(
+    tmp_path: Path, store: dict[str, str]
+) -> None:
+    """R10.3, R14.2.4: ``thirteen serve`` killed (SIGKILL) while a four-player round of a
+    puxian6 table (78 cards, 26 undealt) is open, two players arranged: the restarted server's
+    sweeper reveals it at its deadline (the others foul, R4.3), the totals sum to zero, the 26
+    undealt cards are published then and not before, and AuditRound passes it with R14's
+    checks (R14.2.3, R14.1.6)."""
+    data = tmp_path / "data"
+    players = ["A", "B", "C", "D"]
+    first = ServeProcess(data, environ=store)
+    try:
+        for player in players:
+            credit(first, player, 10_000, f"start-{player}")
+        open_table(first, "t", ruleset="puxian6", parameters=P(arrange_seconds=2))
+        for player in players:
+            first.tables.SitDown(table_pb2.SitDownRequest(table_id="t", player_id=player))
+        dealt = deal(first, "t", client_seed="killed")
+        hands = hands_of(dealt)
+        for player in ["A", "B"]:
+            arrange(first, dealt.round_id, player, piles_for(hands[player], PUXIAN6))
+        assert list(get_round(first, dealt.round_id).undealt_cards) == []
+    finally:
+        first.kill()
+    second = ServeProcess(data, environ=store)
+    try:
+        revealed = wait_until(
+            lambda: (
+                r
+                if (r := get_round(second, dealt.round_id)).phase == PHASE.ROUND_PHASE_REVEALED
+                else None
+            ),
+            "the sweeper to reveal the killed round",
+        )
+        results = {p.player_id: p for p in revealed.result.players}
+        assert [results[p].foul for p in players] == [False, False, True, True]
+        assert sum(p.points for p in revealed.result.players) == 0
+        undealt = list(revealed.undealt_cards)
+        assert len(undealt) == 26
+        dealt_cards = Counter(c for h in hands.values() for c in h) + Counter(undealt)
+        assert dealt_cards == Counter(str(c) for c in PUXIAN6.deck)
+        report = second.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=dealt.round_id))
+        assert report.ok, [f.message for f in report.findings if not f.ok]
+        assert {"R14.2.3", "R14.1.6"} <= {f.rule for f in report.findings}
+    finally:
+        second.stop()
