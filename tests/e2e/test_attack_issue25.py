@@ -280,3 +280,75 @@ def test_r14_a_puxian6_round_killed_mid_round_is_revealed_after_a_restart_and_au
         assert {"R14.2.3", "R14.1.6"} <= {f.rule for f in report.findings}
     finally:
         second.stop()
+
+
+def test_r14_sit_down_and_stand_up_racing_a_deal_on_a_six_seat_table_stay_consistent(
+    server: ServerThread,
+) -> None:
+    """R10.1, R11, R14.2: on a puxian6 table of five, a Deal, a sixth player's SitDown and a
+    seated player's StandUp released together, ten times: each round deals exactly the players
+    seated when it was dealt (13 cards each, no card beyond the deck's copies), a player who
+    stood up after the deal escaped it (R11) and one who stood up before is not in it; the
+    sixth player is in the round only if seated before the deal."""
+    players = [f"p{i}" for i in range(6)]
+    for player in players:
+        credit(server, player, 10_000, f"start-{player}")
+    open_table(server, "t", ruleset="puxian6")
+    for player in players[:5]:
+        server.tables.SitDown(table_pb2.SitDownRequest(table_id="t", player_id=player))
+    leaving = "p0"
+    for attempt in range(10):
+        for player in players:  # an escape (R11.1) may have cost a player all they held
+            credit(server, player, 10_000, f"top-{attempt}-{player}")
+        seated = {s.player_id for s in get_table(server, "t").seats}
+        joining = next(p for p in players if p not in seated)
+        if len(seated) < 5:
+            server.tables.SitDown(table_pb2.SitDownRequest(table_id="t", player_id=joining))
+            seated.add(joining)
+            joining = next(p for p in players if p not in seated)
+        leaving = sorted(seated)[attempt % len(seated)]
+        dealt, sat, stood = _together(
+            [
+                functools.partial(
+                    server.tables.Deal,
+                    table_pb2.DealRequest(table_id="t", client_seed=f"race{attempt}"),
+                ),
+                functools.partial(
+                    server.tables.SitDown,
+                    table_pb2.SitDownRequest(table_id="t", player_id=joining),
+                ),
+                functools.partial(
+                    server.tables.StandUp,
+                    table_pb2.StandUpRequest(table_id="t", player_id=leaving),
+                ),
+            ]
+        )
+        assert not isinstance(sat, grpc.RpcError), sat
+        assert not isinstance(stood, grpc.RpcError), stood
+        if isinstance(dealt, grpc.RpcError):  # e.g. fewer than two seated: not here
+            raise AssertionError(Refusal.of(dealt))
+        round_ = get_round(server, dealt.round_id)
+        in_round = [p.player_id for p in round_.players]
+        assert 4 <= len(in_round) <= 6 and len(set(in_round)) == len(in_round)
+        escaped = {p.player_id for p in round_.players if p.escaped}
+        if leaving in in_round:
+            assert stood.escaped and leaving in escaped, (attempt, stood, round_.players)
+        else:
+            assert not stood.escaped
+        assert escaped <= {leaving}
+        after = {s.player_id for s in get_table(server, "t").seats}
+        assert leaving not in after and joining in after
+        assert set(in_round) <= seated | {joining}
+        # every active player arranges; the round reveals with totals summing to zero
+        hands = hands_of(get_round(server, dealt.round_id, ""))
+        assert hands == {}
+        for player in in_round:
+            if player in escaped:
+                continue
+            mine = hands_of(get_round(server, dealt.round_id, player))[player]
+            assert len(mine) == 13
+            arrange(server, dealt.round_id, player, piles_for(mine, PUXIAN6))
+        revealed = server.tables.Reveal(table_pb2.RevealRequest(round_id=dealt.round_id))
+        assert sum(p.points for p in revealed.players) == 0
+        everything = Counter(c for p in revealed.players for c in p.cards)
+        assert not everything - Counter(str(c) for c in PUXIAN6.deck)
