@@ -15,7 +15,11 @@ from typing import Any
 import grpc
 import pytest
 
+from domain.fairness.shuffle import deal as shuffle_deal
+from domain.ids import deal_round_id
+from domain.rules.cards import Card, parse_cards
 from domain.rules.ruleset import ALL_PRESETS
+from domain.rules.specials import qualifying
 from service._generated.thirteen.v1 import audit_pb2, table_pb2
 from tests.e2e.helpers import (
     PHASE,
@@ -24,10 +28,12 @@ from tests.e2e.helpers import (
     assert_refused,
     credit,
     deal,
+    events,
     get_round,
     get_table,
     hands_of,
     head,
+    of_type,
     open_table,
     seated_table,
     wait_until,
@@ -352,3 +358,53 @@ def test_r14_sit_down_and_stand_up_racing_a_deal_on_a_six_seat_table_stay_consis
         assert sum(p.points for p in revealed.players) == 0
         everything = Counter(c for p in revealed.players for c in p.cards)
         assert not everything - Counter(str(c) for c in PUXIAN6.deck)
+
+
+def _told_otherwise(hand: Sequence[Card]) -> bool:
+    """Whether R5.1's counting (the table's quad rule alone) and puxian6's (R14.4.1 partition,
+    R14.4.3's extra specials, R14.5.4's map) find different specials in a hand: a quick look
+    at the ranks first (groups that only copies or partition make), then both lists."""
+    counts = Counter(c.rank for c in hand).values()
+    pairs, trips = sum(n // 2 for n in counts), sum(n // 3 for n in counts)
+    if pairs < 6 and trips < 4 and max(counts) < 5:
+        return False
+    base = qualifying(hand, quad_counts_as_two_pairs=True)
+    told = qualifying(hand, counting=PUXIAN6.counting, specials=PUXIAN6.specials)
+    return [q.special for q in base] != [q.special for q in told]
+
+
+def test_r5_6_the_specials_a_puxian6_hand_is_told_it_qualifies_for_follow_the_table_ruleset(
+    server: ServerThread,
+) -> None:
+    """R5.6 with R14.4.1, R14.4.3, R14.5.4: GetRound tells a player the specials their hand
+    qualifies for under the table's ruleset. On puxian6 (special_counting partition, the extra
+    specials enabled, two_monsters_front_trips undeclarable) it counted as R5.1 does instead, so
+    a hand was told specials it cannot declare, or not told one it can (a six_of_a_kind was
+    told nothing). The list is what ``qualifying`` gives under the ruleset, in GetRound and
+    WatchTable alike, and the first one in it is accepted as declared."""
+    players = [f"p{i}" for i in range(6)]
+    seated_table(server, "t", dict.fromkeys(players, 10_000), ruleset="puxian6")
+    seed = server.app.table("t").committed_seed(server.app.seed_keys)
+    round_id = deal_round_id("t", "q")
+    client_seed, seat = next(
+        (f"pick-{k}", seat)
+        for k in range(20_000)
+        for seat, hand in enumerate(
+            shuffle_deal(seed, f"pick-{k}", round_id, 6, deck=PUXIAN6.deck, max_players=6)
+        )
+        if _told_otherwise(hand)
+    )
+    dealt = deal(server, "t", client_seed=client_seed, request_id="q")
+    player = dealt.players[seat].player_id
+    (hand,) = get_round(server, dealt.round_id, player).hands
+    cards = parse_cards(hand.cards, copies=PUXIAN6.copies)
+    expected = [
+        q.special.id
+        for q in qualifying(cards, counting=PUXIAN6.counting, specials=PUXIAN6.specials)
+    ]
+    assert list(hand.qualifying_specials) == expected
+    watched = events(server, "t", of_type("RoundDealt"), viewer=player)[-1].round
+    assert [list(h.qualifying_specials) for h in watched.hands] == [expected]
+    for told in expected:  # each one told is accepted as declared (R5.4)
+        reply = arrange(server, dealt.round_id, player, special=told)
+        assert reply.special == told and not reply.foul
