@@ -20,7 +20,14 @@ from domain.ids import deal_round_id
 from domain.rules.cards import Card, parse_cards
 from domain.rules.ruleset import ALL_PRESETS
 from domain.rules.specials import qualifying
-from service._generated.thirteen.v1 import audit_pb2, table_pb2
+from service._generated.thirteen.v1 import (
+    audit_pb2,
+    audit_pb2_grpc,
+    table_pb2,
+    table_pb2_grpc,
+    wallet_pb2,
+    wallet_pb2_grpc,
+)
 from tests.e2e.helpers import (
     PHASE,
     Refusal,
@@ -38,9 +45,11 @@ from tests.e2e.helpers import (
     seated_table,
     wait_until,
 )
+from tests.e2e.test_replicas import Replica
 from tests.e2e.test_variants_served import piles_for
 from tests.support.serve_process import ServeProcess
 from tests.support.server import ServerThread
+from tests.support.stores import store_environ
 
 P = table_pb2.RulesetParameters
 PUXIAN6 = ALL_PRESETS["puxian6"]
@@ -408,3 +417,63 @@ def test_r5_6_the_specials_a_puxian6_hand_is_told_it_qualifies_for_follow_the_ta
     for told in expected:  # each one told is accepted as declared (R5.4)
         reply = arrange(server, dealt.round_id, player, special=told)
         assert reply.special == told and not reply.foul
+
+
+def test_r14_a_replica_pair_plays_puxian6_with_calls_alternating_between_them(
+    tmp_path: Path,
+) -> None:
+    """R14 on two replicas of one PostgreSQL store: a puxian6 table opened on one, five players
+    seated and a round dealt, arranged and revealed with each call on the other replica in
+    turn. Both answer the same round, table and ruleset; the reveal publishes the 13 undealt
+    cards on both (and in the views' ListRounds once projected), and AuditRound passes."""
+    with store_environ("postgres", tmp_path) as environ:
+        replicas = [Replica(environ, tmp_path / "a"), Replica(environ, tmp_path / "b")]
+        try:
+            stubs = [table_pb2_grpc.TableServiceStub(r.channel) for r in replicas]
+            wallets = [wallet_pb2_grpc.WalletServiceStub(r.channel) for r in replicas]
+            players = [f"p{i}" for i in range(5)]
+            for k, player in enumerate(players):
+                wallets[k % 2].Credit(
+                    wallet_pb2.CreditRequest(player_id=player, amount=10_000, transfer_id=player)
+                )
+            stubs[0].OpenTable(table_pb2.OpenTableRequest(table_id="t", ruleset="puxian6"))
+            for k, player in enumerate(players):
+                stubs[(k + 1) % 2].SitDown(table_pb2.SitDownRequest(table_id="t", player_id=player))
+            dealt = stubs[1].Deal(table_pb2.DealRequest(table_id="t", client_seed="pair"))
+            hands = hands_of(dealt)
+            for k, player in enumerate(players):
+                front, middle, back = piles_for(hands[player], PUXIAN6)
+                reply = stubs[k % 2].Arrange(
+                    table_pb2.ArrangeRequest(
+                        round_id=dealt.round_id,
+                        player_id=player,
+                        front=front,
+                        middle=middle,
+                        back=back,
+                    )
+                )
+                assert not reply.foul, reply.foul_reason
+            revealed = stubs[0].Reveal(table_pb2.RevealRequest(round_id=dealt.round_id))
+            assert sum(p.points for p in revealed.players) == 0
+            seen = [s.GetRound(table_pb2.GetRoundRequest(round_id=dealt.round_id)) for s in stubs]
+            assert seen[0] == seen[1]
+            assert len(seen[0].undealt_cards) == 13
+            assert Counter(seen[0].undealt_cards) + Counter(
+                c for h in hands.values() for c in h
+            ) == Counter(str(c) for c in PUXIAN6.deck)
+            tables = [s.GetTable(table_pb2.GetTableRequest(table_id="t")) for s in stubs]
+            assert tables[0] == tables[1] and tables[0].ruleset_parameters.max_players == 6
+            assert len(tables[0].seats) == 5
+
+            def listed() -> Any:
+                rounds = stubs[1].ListRounds(table_pb2.ListRoundsRequest(table_id="t")).rounds
+                return rounds if rounds and rounds[-1].undealt_cards else None
+
+            rounds = wait_until(listed, "the views to list the revealed round")
+            assert list(rounds[-1].undealt_cards) == list(seen[0].undealt_cards)
+            audit = audit_pb2_grpc.AuditServiceStub(replicas[1].channel)
+            report = audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=dealt.round_id))
+            assert report.ok, [f.message for f in report.findings if not f.ok]
+        finally:
+            for replica in replicas:
+                replica.stop()
