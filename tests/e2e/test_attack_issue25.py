@@ -33,6 +33,7 @@ from tests.e2e.helpers import (
     Refusal,
     arrange,
     assert_refused,
+    balance,
     credit,
     deal,
     events,
@@ -477,3 +478,37 @@ def test_r14_a_replica_pair_plays_puxian6_with_calls_alternating_between_them(
         finally:
             for replica in replicas:
                 replica.stop()
+
+
+def test_r14_a_puxian6_round_abandoned_by_escapes_publishes_its_undealt_cards_and_audits(
+    server: ServerThread,
+) -> None:
+    """R11, R10.4, R14.2.4: four players at a puxian6 table; three stand up mid-round (they
+    escape, R11.1), so the round is abandoned and over: its seed and its 26 undealt cards are
+    published (GetRound, ListRounds once projected), coins are conserved and AuditRound passes
+    it with R14's checks."""
+    players = ["A", "B", "C", "D"]
+    seated_table(server, "t", dict.fromkeys(players, 10_000), ruleset="puxian6")
+    dealt = deal(server, "t", client_seed="run")
+    for player in ["B", "C", "D"]:
+        assert server.tables.StandUp(
+            table_pb2.StandUpRequest(table_id="t", player_id=player)
+        ).escaped
+    round_ = get_round(server, dealt.round_id)
+    assert round_.phase == PHASE.ROUND_PHASE_ABANDONED, round_.phase
+    assert len(round_.undealt_cards) == 26
+    everything = Counter(round_.undealt_cards) + Counter(
+        c for h in hands_of(dealt).values() for c in h
+    )
+    assert everything == Counter(str(c) for c in PUXIAN6.deck)
+    assert sum(balance(server, p) for p in players) == 4 * 10_000
+
+    def listed() -> Any:
+        rounds = server.tables.ListRounds(table_pb2.ListRoundsRequest(table_id="t")).rounds
+        return rounds if rounds and rounds[-1].phase == PHASE.ROUND_PHASE_ABANDONED else None
+
+    rounds = wait_until(listed, "the views to list the abandoned round")
+    assert list(rounds[-1].undealt_cards) == list(round_.undealt_cards)
+    report = server.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=dealt.round_id))
+    assert report.ok, [f.message for f in report.findings if not f.ok]
+    assert {"R14.2.3", "R14.1.6"} <= {f.rule for f in report.findings}
