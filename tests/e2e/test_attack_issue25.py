@@ -5,6 +5,7 @@ card the player was not dealt (R14.2.3), against a real server on SQLite and Pos
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -47,6 +48,8 @@ from tests.e2e.helpers import (
     wait_until,
 )
 from tests.e2e.test_replicas import Replica
+from tests.e2e.test_tamper import _audit_document
+from tests.e2e.test_tamper_variants import Stores, stores  # noqa: F401 (a fixture)
 from tests.e2e.test_variants_served import piles_for
 from tests.support.serve_process import ServeProcess
 from tests.support.server import ServerThread
@@ -512,3 +515,36 @@ def test_r14_a_puxian6_round_abandoned_by_escapes_publishes_its_undealt_cards_an
     report = server.audit.AuditRound(audit_pb2.AuditRoundRequest(round_id=dealt.round_id))
     assert report.ok, [f.message for f in report.findings if not f.ok]
     assert {"R14.2.3", "R14.1.6"} <= {f.rule for f in report.findings}
+
+
+HOSTILE_DEAL_RULESETS: list[tuple[str, Any]] = [
+    ("max_players", 99),
+    ("max_players", 2),
+    ("extra_suits", ["d", "d", "d"]),
+    ("extra_suits", ["x"]),
+    ("extra_suits", "dc" * 50_000),
+    ("horse_card", "1x"),
+    ("horse_card", ["8h"]),
+    ("horse_multiplier", 10**30),
+    ("special_points", {"no_such": 5}),
+    ("special_points", {"six_of_a_kind": None}),
+    ("extra_specials", ["six_of_a_kind", 5]),
+    ("special_counting", None),
+    ("pile_bonuses", {"middle": {"five_of_a_kind": -5}}),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), HOSTILE_DEAL_RULESETS)
+def test_r14_an_export_whose_deal_records_a_hostile_ruleset_is_reported_not_crashed(
+    request: pytest.FixtureRequest, tmp_path: Path, key: str, value: Any
+) -> None:
+    """``thirteen audit --file`` on an exported puxian6 round whose deal's recorded ruleset was
+    edited to a value no table could open with: the audit reports failing findings (exit 1,
+    JSON on stdout, no traceback), whatever the value."""
+    played: Stores = request.getfixturevalue("stores")  # test_tamper_variants' puxian6 round
+    document = json.loads(played.played.document)
+    dealt = next(e for e in document["round_events"] if e["version"] == 1)["state"]
+    dealt["ruleset"][key] = value
+    audit = _audit_document(tmp_path, document)
+    assert audit.status == 1, (audit.status, audit.stderr[-2000:])
+    assert audit.failed(), audit.report
