@@ -43,13 +43,18 @@ NO_ARRANGEMENT = Play()
 """R4.3: a player who never arranged is foul at the showdown."""
 
 
-def strongest(found: Sequence[Qualification], ruleset: Ruleset) -> Qualification:
-    """R5.4's ``any``: the strongest of the specials found (in R5.2's order): the first under
-    ``special_order = table``; under ``points`` (R14.5.3, where the special worth more wins) the
-    one worth the most points, the table's order deciding between equal points."""
+def strongest_first(found: Sequence[Qualification], ruleset: Ruleset) -> list[Qualification]:
+    """The specials found (in R5.2's order), strongest first: as found under ``special_order =
+    table``; under ``points`` (R14.5.3, where the special worth more wins) the ones worth more
+    first, the table's order deciding between equal points."""
     if ruleset.special_order == "points":
-        return max(found, key=lambda q: ruleset.points_of(q.special))
-    return found[0]
+        return sorted(found, key=lambda q: -ruleset.points_of(q.special))
+    return list(found)
+
+
+def strongest(found: Sequence[Qualification], ruleset: Ruleset) -> Qualification:
+    """R5.4's ``any``: the strongest of the specials found (``strongest_first``)."""
+    return strongest_first(found, ruleset)[0]
 
 
 def declare(

@@ -171,14 +171,15 @@ def _hand(round_: Round, player: str, viewer: str | None) -> pb.Hand:
     hand = pb.Hand(player_id=player, cards=round_.hands[player])
     if visibility.shows_qualifying(round_, viewer, player):  # R5.6
         rules = round_.ruleset
-        hand.qualifying_specials.extend(
-            _qualifying_ids(
-                round_.hand(player),
-                rules.quad_counts_as_two_pairs,
-                rules.special_counting,
-                rules.specials,
-            )
+        found = _qualifying_ids(
+            round_.hand(player),
+            rules.quad_counts_as_two_pairs,
+            rules.special_counting,
+            rules.specials,
         )
+        if rules.special_order == "points":  # R14.5.3: strongest first, as R5.4's any takes
+            found = tuple(sorted(found, key=lambda i: -rules.points_of(Special.from_id(i))))
+        hand.qualifying_specials.extend(found)
     return hand
 
 

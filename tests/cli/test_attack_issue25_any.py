@@ -74,3 +74,14 @@ def test_r5_4_any_under_the_tables_order_still_plays_the_first_in_r5_2() -> None
     )
     assert done.status == 0, done.stdout + done.stderr
     assert done.lines[0]["players"][0]["special"] == "all_small"
+
+
+def test_r5_6_suggest_lists_the_specials_strongest_first_under_points_order() -> None:
+    """R5.6, R14.5.3: ``thirteen suggest`` lists the specials strongest first, which under
+    puxian's points order puts four_trips (52) before all_small (6); under standard's table
+    order all_small stays first."""
+    done = run(["suggest"], jsonl({"cards": SMALL_TRIPS, "ruleset": "puxian"}))
+    assert done.status == 0, done.stdout + done.stderr
+    assert done.lines[0]["specials"][:2] == ["four_trips", "all_small"]
+    done = run(["suggest"], jsonl({"cards": SMALL_TRIPS, "ruleset": "standard"}))
+    assert done.lines[0]["specials"][:2] == ["all_small", "four_trips"]

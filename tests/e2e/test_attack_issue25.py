@@ -19,6 +19,7 @@ import pytest
 from domain.fairness.shuffle import deal as shuffle_deal
 from domain.ids import deal_round_id
 from domain.rules.cards import Card, parse_cards
+from domain.rules.play import strongest_first
 from domain.rules.ruleset import ALL_PRESETS
 from domain.rules.specials import qualifying
 from service._generated.thirteen.v1 import (
@@ -411,10 +412,8 @@ def test_r5_6_the_specials_a_puxian6_hand_is_told_it_qualifies_for_follow_the_ta
     player = dealt.players[seat].player_id
     (hand,) = get_round(server, dealt.round_id, player).hands
     cards = parse_cards(hand.cards, copies=PUXIAN6.copies)
-    expected = [
-        q.special.id
-        for q in qualifying(cards, counting=PUXIAN6.counting, specials=PUXIAN6.specials)
-    ]
+    found = qualifying(cards, counting=PUXIAN6.counting, specials=PUXIAN6.specials)
+    expected = [q.special.id for q in strongest_first(found, PUXIAN6)]  # R14.5.3
     assert list(hand.qualifying_specials) == expected
     watched = events(server, "t", of_type("RoundDealt"), viewer=player)[-1].round
     assert [list(h.qualifying_specials) for h in watched.hands] == [expected]
