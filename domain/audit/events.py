@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from domain.audit.evidence import RoundEvidence
@@ -16,7 +17,7 @@ from domain.round import Round
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import Card, parse_cards
 from domain.rules.play import declare
-from domain.rules.specials import Split
+from domain.rules.specials import ANY, Split
 
 Cards = tuple[Sequence[Card], list[tuple[Card, ...]]]
 """A player's dealt hand, and the piles their submission gives."""
@@ -108,6 +109,11 @@ def _verify_declaration(round_: Round, event: Any, cards: Cards, check: Check) -
         play = declare(hand, event.declared, round_.ruleset, split)
         ok = play.special is not None and play.special.id == event.special
         found = play.special.id if play.special else "nothing"
+        if not ok and event.declared == ANY and round_.ruleset.special_order == "points":
+            # R14.5.3: R14's first release took R5.2's first for ``any`` under points too;
+            # the declarations it recorded stand (stored events are forever)
+            first = declare(hand, ANY, replace(round_.ruleset, special_order="table"), split)
+            ok = first.special is not None and first.special.id == event.special
     except RuleError as error:
         ok, found = False, error.message
     check(

@@ -24,7 +24,7 @@ before its cap (R11.1) at most ``MAX_ESCAPE_MULTIPLE`` × 10**15 = 10**18. The s
 presets reach 324 points (a supreme dragon against three players), puxian 624 and puxian6 1,320
 (R14.6).
 
-Sums in the views. A player's ledger balance is a balance (≤ 4 × 10**15). The external
+Sums in the views. A player's ledger balance is a balance (≤ 6 × 10**15). The external
 account is minus the coins in circulation, and each credit moves it at most 10**12 further from
 zero: it takes more than 9.2 million credits of the maximum, none withdrawn, to pass 2**63.
 What a player won in play (GetPlayerStats, GetLeaderboard) others lost, and no one loses more
@@ -117,8 +117,8 @@ class Bounded(Protocol):
 def check_deal(table_id: str, number: int, balances: dict[str, int], ruleset: Bounded) -> None:
     """The limits at a deal (``domain.dealing.deal_record``). A seated player holds at most
     ``MAX_BALANCE``, so that what the round settles (at most what the others hold, R9.1) keeps every
-    balance at most 4 × MAX_BALANCE. A ruleset recorded before the limits still loads, but deals no
-    round that could score more than they allow."""
+    balance at most 6 × MAX_BALANCE (``MAX_SETTLED_BALANCE``, six seats). A ruleset recorded
+    before the limits still loads, but deals no round that could score more than they allow."""
     rich = [f"{p} ({b:,})" for p, b in balances.items() if b > MAX_BALANCE]
     if rich:
         raise LimitReached(

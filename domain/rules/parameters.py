@@ -109,8 +109,10 @@ def pile_bonuses(value: Any, _: Any) -> PileBonuses:
 
 
 def special_points(value: Any, base: Any) -> SpecialPoints:
-    """R5.1 points, overridden special by special; ``null`` takes a special out of the map, so
-    it cannot be declared (R14.5.4). The extra specials (R14.4.3) may be given points too."""
+    """R5.1 points, overridden special by special; ``null`` takes a special of R5.1 out of the
+    map, so it cannot be declared (R14.5.4). The extra specials (R14.4.3) may be given points
+    too, but not ``null``: absent from the map they score 20, and ``extra_specials`` alone says
+    whether they may be declared (a ``null`` would otherwise be dropped without a word)."""
     if not isinstance(value, Mapping):
         raise RulesetError("expected an object of special ids")
     points = dict(base.special_points)
@@ -123,6 +125,11 @@ def special_points(value: Any, base: Any) -> SpecialPoints:
                 "R14.4.3, e.g. six_pairs"
             ) from None
         if worth is None:
+            if special in EXTRA_SPECIALS:  # R14.4.3: enabled by extra_specials, worth 20 if absent
+                raise RulesetError(
+                    f"{special.id} cannot be taken out with null: it is an extra special "
+                    "(R14.4.3), declarable exactly when extra_specials lists it"
+                )
             points.pop(special, None)
             continue
         if isinstance(worth, bool) or not isinstance(worth, int) or worth < 0:

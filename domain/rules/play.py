@@ -15,7 +15,15 @@ from domain.errors import DeclarationRefused, SpecialError
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import Card, parse_cards, too_many
 from domain.rules.ruleset import Ruleset
-from domain.rules.specials import ANY, Special, Split, qualifies, qualifying, split_qualifies
+from domain.rules.specials import (
+    ANY,
+    Qualification,
+    Special,
+    Split,
+    qualifies,
+    qualifying,
+    split_qualifies,
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,20 @@ class Play:
 
 NO_ARRANGEMENT = Play()
 """R4.3: a player who never arranged is foul at the showdown."""
+
+
+def strongest_first(found: Sequence[Qualification], ruleset: Ruleset) -> list[Qualification]:
+    """The specials found (in R5.2's order), strongest first: as found under ``special_order =
+    table``; under ``points`` (R14.5.3, where the special worth more wins) the ones worth more
+    first, the table's order deciding between equal points."""
+    if ruleset.special_order == "points":
+        return sorted(found, key=lambda q: -ruleset.points_of(q.special))
+    return list(found)
+
+
+def strongest(found: Sequence[Qualification], ruleset: Ruleset) -> Qualification:
+    """R5.4's ``any``: the strongest of the specials found (``strongest_first``)."""
+    return strongest_first(found, ruleset)[0]
 
 
 def declare(
@@ -63,7 +85,7 @@ def declare(
                 + (" (split patterns judged on the given piles)" if split is not None else ""),
                 field="special",
             )
-        best = found[0]
+        best = strongest(found, ruleset)
         given = split is not None and best.special.is_split
         return Play(special=best.special, split=split if given else best.split)
     special = Special.from_id(declared)

@@ -16,6 +16,7 @@ from itertools import combinations
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import Card, by_strength
 from domain.rules.hands import value3, value5
+from domain.rules.play import strongest_first
 from domain.rules.ruleset import Ruleset
 from domain.rules.specials import Qualification, five_card_subsets, qualifying
 
@@ -37,6 +38,7 @@ def suggest(cards: Sequence[Card], ruleset: Ruleset) -> Suggestion:
     wheel = ruleset.pile_order  # R2.3, R14.3.3, R14.3.4
     subsets = five_card_subsets(cards, wheel)
     found = qualifying(cards, counting=ruleset.counting, specials=ruleset.specials, subsets=subsets)
+    found = strongest_first(found, ruleset)  # R14.5.3
     best: tuple[tuple[int, int, int], Arrangement] | None = None
     for mask, back, _ in subsets:
         # by position, so that two copies of a card are two cards (R14.2.3)

@@ -20,7 +20,7 @@ from domain.results import PairResult, PlayerResult, RoundResult, round_result
 from domain.round import Round
 from domain.rules.cards import Card, format_cards, parse_card
 from domain.rules.ruleset import Ruleset, resolve
-from domain.rules.specials import qualifying
+from domain.rules.specials import Counting, Special, qualifying
 from domain.table import Table
 from projections.listing import Listing
 from service._generated.thirteen.v1 import table_pb2 as pb
@@ -171,17 +171,31 @@ def _hand(round_: Round, player: str, viewer: str | None) -> pb.Hand:
     hand = pb.Hand(player_id=player, cards=round_.hands[player])
     if visibility.shows_qualifying(round_, viewer, player):  # R5.6
         rules = round_.ruleset
-        hand.qualifying_specials.extend(
-            _qualifying_ids(round_.hand(player), rules.quad_counts_as_two_pairs)
+        found = _qualifying_ids(
+            round_.hand(player),
+            rules.quad_counts_as_two_pairs,
+            rules.special_counting,
+            rules.specials,
         )
+        if rules.special_order == "points":  # R14.5.3: strongest first, as R5.4's any takes
+            found = tuple(sorted(found, key=lambda i: -rules.points_of(Special.from_id(i))))
+        hand.qualifying_specials.extend(found)
     return hand
 
 
 @functools.lru_cache(maxsize=4096)
-def _qualifying_ids(cards: tuple[Card, ...], quad_counts_as_two_pairs: bool) -> tuple[str, ...]:
+def _qualifying_ids(
+    cards: tuple[Card, ...],
+    quad_counts_as_two_pairs: bool,
+    special_counting: str,
+    specials: tuple[Special, ...],
+) -> tuple[str, ...]:
     """R5.6 for a dealt hand, which never changes: computed once per hand, not per message
-    (a few milliseconds each; every watch message and GetRound of an open round asks)."""
-    found = qualifying(cards, quad_counts_as_two_pairs=quad_counts_as_two_pairs)
+    (a few milliseconds each; every watch message and GetRound of an open round asks). Under
+    the table's ruleset: its counting (R14.4.1) and the specials it lets a player declare
+    (R14.4.3, R14.5.4), as R5.4 judges a declaration."""
+    counting = Counting(quad_counts_as_two_pairs, special_counting)
+    found = qualifying(cards, counting=counting, specials=specials)
     return tuple(q.special.id for q in found)
 
 
