@@ -115,7 +115,7 @@ def pick_fouler(game: Game, suggestions: dict[str, Suggestion]) -> str | None:
     candidates = [
         player
         for player, s in suggestions.items()
-        if not s.specials and swapped(s.arrangement).foul_reason(game.rules.wheel) is not None
+        if not s.specials and swapped(s.arrangement).foul_reason(game.rules.pile_order) is not None
     ]
     return game.rng.choice(candidates) if candidates else None
 
