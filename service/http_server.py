@@ -158,7 +158,7 @@ def waiting_limit() -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return MAX_WAITING
-    return max(16, min(MAX_WAITING, soft // 4))
+    return min(MAX_WAITING, max(16, soft // 4))
 
 
 class _Connections:
