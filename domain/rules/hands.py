@@ -106,7 +106,10 @@ def _pack(category: Category, ranks: Sequence[int], tier: int = 0) -> int:
 
 def tie_ranks(value: int) -> tuple[int, ...]:
     """The ranks that break ties within the category (R2.3), unpacked from a value."""
-    length = _KEY_LENGTH[category_of(value)]
+    category = category_of(value)
+    length = _KEY_LENGTH[category]
+    if category == Category.FLUSH:  # R14.3.4: a pair's rank once, so a rank fewer a pair
+        length -= (value >> (RANK_BITS * 5)) & 0xF
     ranks = ((value >> (RANK_BITS * (4 - i))) & 0xF for i in range(length))
     return tuple(r for r in ranks if r != _NO_KICKER)
 

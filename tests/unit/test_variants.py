@@ -13,7 +13,7 @@ from domain.errors import ArrangementError, CardError, DeclarationRefused, RuleE
 from domain.fairness.shuffle import deal, shuffled_deck, undealt
 from domain.rules.arrangement import Arrangement
 from domain.rules.cards import DECK, Card, deck_of, parse_cards
-from domain.rules.hands import Category, PileOrder, category_of, describe, value5
+from domain.rules.hands import Category, PileOrder, category_of, describe, describe_both, value5
 from domain.rules.play import NO_ARRANGEMENT, Play, declare
 from domain.rules.ruleset import PUXIAN, PUXIAN5, STANDARD, Ruleset, resolve
 from domain.rules.scoring import Seat, score_round
@@ -283,6 +283,14 @@ def test_r14_3_4_flush_pairs_first_puts_two_pairs_over_one_over_none() -> None:
     assert value5(cards("Ad Kd Qd Jd 9d"), plain) > value5(cards("Kd Kd Qd Jd 9d", rules), plain)
     assert category_of(one) is Category.FLUSH
     assert describe(two) == "flush, 7-high"
+    # Two flushes the short words tell apart only by their deciding ranks: each pair's rank
+    # once, then the kicker, and no rank a flush does not hold (it read "K 5 A 2 2").
+    kk55, kk66 = (value5(cards(f"Ad Kd Kd {r} {r}", rules), order) for r in ("5d", "6d"))
+    assert describe_both(kk55, kk66) == ("flush, A-high (K 5 A)", "flush, A-high (K 6 A)")
+    one_pair = value5(cards("Ad Kd Kd 9d 5d", rules), order)
+    assert describe_both(one_pair, value5(cards("Ad Kd Kd 9d 4d", rules), order))[0] == (
+        "flush, A-high (K A 9 5)"
+    )
 
 
 # R14.4: specials with copies --------------------------------------------------------------------
