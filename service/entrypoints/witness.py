@@ -101,7 +101,7 @@ def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.
     import grpc
 
     from service.security.tls import TlsConfigError
-    from service.witness.state import BadInput, State
+    from service.witness.state import BadInput, State, refuse_a_second_record
 
     if not 0 < args.interval <= 86400:
         raise BadInput("--interval must be a positive number of seconds, at most a day")
@@ -115,6 +115,7 @@ def _arguments(args: argparse.Namespace) -> tuple[Verifier, Signer, State, grpc.
         credentials = client_credentials(args, "the server's", key_flag="--cert-key")
     except TlsConfigError as error:
         raise BadInput(str(error)) from None
+    refuse_a_second_record(args.state, log_key.name, listening=False)
     state = State(args.state, log_key)
     if credentials is None:
         return log_key, witness, state, grpc.insecure_channel(args.log)

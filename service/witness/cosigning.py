@@ -17,7 +17,6 @@ the log's signature lines (the polling witness reads it the same way), and is wh
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,18 +35,19 @@ from domain.tlog.add_checkpoint import (
 from domain.tlog.checkpoint import Checkpoint, cosign_text
 from domain.tlog.note import Signer, Verifier, parse
 from service.http_server import Tally
-from service.witness.state import BadInput, State, describe, lock
+from service.witness.state import (
+    LOGS_DIR,
+    BadInput,
+    State,
+    describe,
+    lock,
+    origin_hash,
+    refuse_a_second_record,
+)
 
 log = structlog.get_logger("thirteen.witness")
 
-LOGS_DIR = "logs"
-"""Under ``--state DIR``: one directory per log, named by the SHA-256 of its origin (hex)."""
 TEXT = "text/plain; charset=utf-8"
-
-
-def origin_hash(origin: str) -> str:
-    """The lowercase hex SHA-256 of an origin: its directory, and its monitoring path."""
-    return hashlib.sha256(origin.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,8 @@ class Witnessing:
             self._lock = lock(directory)
         except OSError as error:
             raise BadInput(f"cannot use the state directory {directory}: {error}") from None
+        for key in logs:
+            refuse_a_second_record(directory, key.name, listening=True)
         self.witness = witness
         self.clock = clock
         self.keys = {key.name: key for key in logs}

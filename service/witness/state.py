@@ -44,6 +44,43 @@ def describe(checkpoint: Checkpoint | None) -> str:
     return f"size {checkpoint.size} root {base64.b64encode(checkpoint.root).decode()}"
 
 
+LOGS_DIR = "logs"
+"""Under ``--state DIR`` of a serving witness (``--listen``): one directory per log, named by
+the SHA-256 of its origin (hex)."""
+
+
+def origin_hash(origin: str) -> str:
+    """The lowercase hex SHA-256 of an origin: its directory, and its monitoring path."""
+    return hashlib.sha256(origin.encode()).hexdigest()
+
+
+def record_of_the_other_way(directory: Path, origin: str, listening: bool) -> Path | None:
+    """The record of log ``origin`` that the other way of witnessing keeps in ``directory``
+    (a polling witness's ``DIR/checkpoint``, a serving one's ``DIR/logs/<hash>/checkpoint``),
+    when there is one: the same key must never keep two records of one log, or it could cosign
+    two forks of one size."""
+    if listening:
+        polled = directory / STATE_FILE
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if polled.read_text(encoding="utf-8").split("\n", 1)[0] == origin:
+                return polled
+        return None
+    served = directory / LOGS_DIR / origin_hash(origin) / STATE_FILE
+    return served if served.exists() else None
+
+
+def refuse_a_second_record(directory: Path, origin: str, listening: bool) -> None:
+    """``BadInput`` when ``directory`` holds a record of ``origin`` kept the other way."""
+    found = record_of_the_other_way(directory, origin, listening)
+    if found is not None:
+        way = "polling (--log)" if listening else "serving (--listen)"
+        raise BadInput(
+            f"{found} is the record of the log {origin[:200]!r} a witness keeps {way}: one "
+            "record per log and key (two could cosign two forks); witness it that way, or "
+            "move the record to where this way keeps it"
+        )
+
+
 def lock(directory: Path) -> IO[str]:
     """``directory``'s lock file, held (by this process, until it ends); ``BadInput`` when
     another witness holds it. ``OSError`` when it cannot be opened."""

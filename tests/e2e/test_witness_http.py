@@ -499,3 +499,43 @@ def test_bad_witness_arguments_are_one_line(setup: Setup, running: list[HttpWitn
         assert done.returncode == status, (extra, done.stderr)
         assert words in done.stderr and "Traceback" not in done.stderr, (extra, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, (extra, done.stderr)
+
+
+def test_one_record_per_log_whichever_way_it_is_witnessed(
+    setup: Setup, running: list[HttpWitness]
+) -> None:
+    """A polling witness (``--log``) and a serving one (``--listen``) keep their records of a log
+    in different files of ``--state``: one after the other on the same directory, the same key
+    kept two records of one log and could cosign two forks of one size (found following the
+    docs). Each now refuses a directory holding the other's record of its log, one line, exit
+    status 2, and changes nothing."""
+    served = HttpWitness([LOG.verifier.vkey], setup.key, setup.state)
+    running.append(served)
+    assert served.post(add_checkpoint(0, [], signed(3)))[0] == 200
+    served.stop()
+    recorded = state_file(setup.state, LOG.name).read_bytes()
+    polling = subprocess.run(
+        [str(SCRIPT), "witness", "--log", f"127.0.0.1:{free_port()}", "--once"]  # noqa: RUF005
+        + ["--log-public-key", LOG.verifier.vkey, "--key", str(setup.key)]
+        + ["--state", str(setup.state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert polling.returncode == 2 and "one record per log" in polling.stderr, polling.stderr
+    assert len(polling.stderr.strip().splitlines()) == 1, polling.stderr
+    assert not (setup.state / "checkpoint").exists()
+    assert state_file(setup.state, LOG.name).read_bytes() == recorded
+    polled = setup.tmp / "polled"
+    polled.mkdir()
+    (polled / "checkpoint").write_text(signed(5), encoding="utf-8")  # as a polling witness keeps
+    listening = subprocess.run(
+        [str(SCRIPT), "witness", "--listen", "127.0.0.1:0"]  # noqa: RUF005
+        + ["--log-public-key", LOG.verifier.vkey, "--key", str(setup.key)]
+        + ["--state", str(polled)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listening.returncode == 2 and "one record per log" in listening.stderr
+    assert not state_file(polled, LOG.name).exists()
