@@ -20,7 +20,7 @@ from service.entrypoints.options import (
     host_port,
     whole_number,
 )
-from service.entrypoints.starting import Refused, listening_metrics, say_metrics
+from service.entrypoints.starting import Refused, listening_metrics, say, say_metrics
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -311,11 +311,9 @@ def _warn_if_open(data: Path, found: dict[Path, int]) -> None:
     fixes = [f"chmod 700 {shlex.quote(str(data))}"] if data in found else []
     files = [shlex.quote(str(path)) for path in found if path != data]
     fixes += [f"chmod 600 {' '.join(files)}"] if files else []
-    print(
+    say(
         f"thirteen serve: other users may read {listed}, where hands in progress and keys are "
-        f"kept; serving all the same. To close it: {'; '.join(fixes)}",
-        file=sys.stderr,
-        flush=True,
+        f"kept; serving all the same. To close it: {'; '.join(fixes)}"
     )
 
 
@@ -334,12 +332,10 @@ def _banner(
     transport = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
     client = "" if tls is None else " --ca CA.pem"
     client += " --cert CLIENT.pem --key CLIENT.key" if tls is not None and tls.mutual else ""
-    print(
+    say(
         f"thirteen: serving gRPC on {host}:{port} over {transport}"
         f" (store: {app.database.kind})."
-        f" Try: {sys.argv[0]} demo --address {host}:{port}{client}",
-        file=sys.stderr,
-        flush=True,
+        f" Try: {sys.argv[0]} demo --address {host}:{port}{client}"
     )
     say_metrics(metrics)
     serve_tiles.say(tiles)

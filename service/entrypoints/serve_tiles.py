@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from service.entrypoints.options import host_port
+from service.entrypoints.starting import say as say_line
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -43,8 +44,4 @@ def listening(args: argparse.Namespace) -> TilesEndpoint | int | None:
 def say(tiles: TilesEndpoint | None) -> None:
     """Where the tiles are served, on stderr (nothing without them)."""
     if tiles is not None:
-        print(
-            f"thirteen: serving the log's tiles on http://{tiles.address}/",
-            file=sys.stderr,
-            flush=True,
-        )
+        say_line(f"thirteen: serving the log's tiles on http://{tiles.address}/")

@@ -39,11 +39,15 @@ def listening_metrics(args: argparse.Namespace) -> Metrics | int | None:
     return metrics
 
 
+def say(line: str) -> None:
+    """One line on stderr in one write: the log lines other threads write there meanwhile (the
+    transparency log's, the projector's) never land inside it, as they did between ``print``'s
+    two writes (the text, then its end of line), breaking a line that people and scripts read."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def say_metrics(metrics: Metrics | None) -> None:
     """Where the metrics are served, on stderr (nothing without them)."""
     if metrics is not None:
-        print(
-            f"thirteen: serving metrics on http://{metrics.address}/metrics",
-            file=sys.stderr,
-            flush=True,
-        )
+        say(f"thirteen: serving metrics on http://{metrics.address}/metrics")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from service.entrypoints.configuring import log_effective
 from service.entrypoints.log_flags import register_transparency
 from service.entrypoints.options import Commands, add_data, add_log_level, host_port
-from service.entrypoints.starting import Refused, listening_metrics, say_metrics
+from service.entrypoints.starting import Refused, listening_metrics, say, say_metrics
 
 if TYPE_CHECKING:
     from service.application import Thirteen
@@ -97,10 +97,8 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
 
 def _banner(args: argparse.Namespace, app: Thirteen, metrics: Metrics | None) -> None:
     log_effective(args)
-    print(
+    say(
         f"thirteen: working on the views and the transparency log (store: {app.database.kind});"
-        " serve them with `thirteen serve --background worker`",
-        file=sys.stderr,
-        flush=True,
+        " serve them with `thirteen serve --background worker`"
     )
     say_metrics(metrics)

@@ -6,7 +6,10 @@ or not this machine's), as for ``--metrics``; the flag is also a setting
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.cli.test_serve_metrics import serve
 from tests.cli.test_serve_refuses import one_line_refusal
@@ -32,3 +35,26 @@ def test_a_taken_tiles_port_is_refused_with_status_1_before_the_store_is_opened(
         == f"thirteen serve: cannot listen for tiles on 127.0.0.1:{port}: Address already in use"
     )
     assert not (tmp_path / "data").exists()
+
+
+def test_a_banner_line_is_one_write_so_no_log_line_lands_inside_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``print`` writes a line's text and its end in two writes: a JSON log line another thread
+    wrote between them once ended up inside the tiles' banner, and the address read from it
+    was broken (a full run under load). Each banner is now one write."""
+    from service.entrypoints.starting import say
+
+    writes: list[str] = []
+
+    class Recording:
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Recording())
+    say("thirteen: serving the log's tiles on http://127.0.0.1:1/")
+    assert writes == ["thirteen: serving the log's tiles on http://127.0.0.1:1/\n"]
