@@ -18,18 +18,10 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from tests.support.chromium import HEADLESS
+
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C key of an element reference
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+FLAGS = [*HEADLESS, "--disable-dev-shm-usage"]
 
 
 class WebDriverError(AssertionError):

@@ -113,6 +113,21 @@ def test_a_witness_that_trickles_its_answer_does_not_keep_the_others_from_cosign
         server.stop()
 
 
+def stderr_lines(process: subprocess.Popen[str]) -> tuple[list[str], threading.Thread]:
+    """The lines ``process`` writes on stderr, as they come (a thread reads them), and that
+    thread."""
+    lines: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return lines, reader
+
+
 def _raw(port: int, data: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
         connection.sendall(data)
@@ -258,14 +273,7 @@ def test_witness_urls_given_to_a_serve_whose_worker_signs_are_said_to_be_unused(
         text=True,
         env=environ,
     )
-    lines: list[str] = []
-
-    def read() -> None:
-        assert process.stderr is not None
-        lines.extend(process.stderr)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    lines, reader = stderr_lines(process)
     try:
         wait_until(lambda: any("serving gRPC on" in line for line in lines), "serve to start", 60)
     finally:
@@ -292,14 +300,7 @@ def test_connections_held_open_by_the_hundred_leave_the_witness_answering_and_qu
     process = subprocess.Popen(
         ["bash", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    lines: list[str] = []
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-
-    threading.Thread(target=read, daemon=True).start()
+    lines, _ = stderr_lines(process)
     held: list[socket.socket] = []
     try:
         said = wait_until(
@@ -350,14 +351,7 @@ def test_half_requests_held_open_to_the_tiles_leave_the_store_files_to_open(
         text=True,
         env={**os.environ, "THIRTEEN_STORE": "sqlite"},
     )
-    lines: list[str] = []
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-
-    threading.Thread(target=read, daemon=True).start()
+    lines, _ = stderr_lines(process)
     held: list[socket.socket] = []
     try:
 

@@ -14,6 +14,19 @@ from pathlib import Path
 
 import pytest
 
+HEADLESS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+"""Chromium headless as root on a machine without a network: no sandbox, no GPU, and none of
+its own connections (refused here, many at a time, without these)."""
+
 
 def screenshot(page: Path, shot: Path, width: int, height: int) -> bytes:
     """``page`` drawn in a ``width`` × ``height`` window, as PNG bytes also written to
@@ -27,14 +40,7 @@ def screenshot(page: Path, shot: Path, width: int, height: int) -> bytes:
         done = subprocess.run(
             [
                 browser,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
+                *HEADLESS,
                 f"--user-data-dir={profile}",
                 f"--screenshot={shot}",
                 f"--window-size={width},{height}",
