@@ -23,7 +23,7 @@ from eventsourcing.utils import get_topic
 from domain.tlog.chain import CHAIN, link
 from domain.tlog.merkle import leaf_hash
 from service.errors import NotFound
-from service.eventstore.encoding import FastJSONTranscoder, OddKey
+from service.eventstore.encoding import PLAIN, FastJSONTranscoder, OddKey
 
 HEADS = 20_000  # streams whose last chain hash is kept in memory
 
@@ -67,7 +67,8 @@ class ChainingMapper(Mapper[UUID]):
         if class_version > 1:
             state["class_version"] = class_version
         transcoder = self.json
-        tree = {key: transcoder.tree(value, fast=fast) for key, value in state.items()}
+        walk = transcoder.tree
+        tree = {k: v if type(v) in PLAIN else walk(v, fast=fast) for k, v in state.items()}
         chained = self.previous is not None and stream in self.previous
         if chained:
             tree.pop(CHAIN, None)

@@ -26,6 +26,7 @@ from eventsourcing.persistence import JSONTranscoder, TranscodingNotRegisteredEr
 from domain.tlog.chain import CHAIN, canonical
 
 _INF = float("inf")
+PLAIN = frozenset({str, int, bool, type(None)})  # written as they are, by either library
 
 
 def _float_text(value: float) -> str:
@@ -87,12 +88,12 @@ class FastJSONTranscoder(JSONTranscoder):
         registered type as ``{"_type_": name, "_data_": …}``; ``fast``: floats as ``json``'s
         text in orjson fragments (for ``dumps``), else as they are (for ``dumps_as_json``)."""
         kind = type(value)
-        if kind is str or kind is int or kind is bool or value is None:
+        if kind in PLAIN:
             return value
         if kind is dict:
             return self._dict(value, fast)
         if kind is list or kind is tuple:
-            return [self.tree(v, fast=fast) for v in value]
+            return self._list(value, fast)
         if isinstance(value, float):
             return orjson.Fragment(_float_text(value)) if fast else value
         if isinstance(value, str | int):  # subclasses (enums): written as their base type
@@ -100,7 +101,7 @@ class FastJSONTranscoder(JSONTranscoder):
         if isinstance(value, dict):
             return self._dict(value, fast)
         if isinstance(value, list | tuple):
-            return [self.tree(v, fast=fast) for v in value]
+            return self._list(value, fast)
         transcoding = self.types.get(type(value))
         if transcoding is None:
             raise TranscodingNotRegisteredError(
@@ -112,10 +113,23 @@ class FastJSONTranscoder(JSONTranscoder):
         }
 
     def _dict(self, value: dict[Any, Any], fast: bool) -> dict[str, Any]:
-        made = {_key(k, fast): self.tree(v, fast=fast) for k, v in value.items()}
+        # Most values are plain (a player's id, a number, a pile's cards): kept without a call.
+        tree = self.tree
+        made = {
+            (k if type(k) is str else _key(k, fast)): (
+                v if type(v) in PLAIN else tree(v, fast=fast)
+            )
+            for k, v in value.items()
+        }
         if fast and len(made) < len(value):  # 1 and "1": json writes both, a dict holds one
             raise OddKey(value)
         return made
+
+    def _list(self, value: list[Any] | tuple[Any, ...], fast: bool) -> list[Any]:
+        if all(type(v) is str for v in value):  # cards, player ids: the common list
+            return list(value)
+        tree = self.tree
+        return [v if type(v) in PLAIN else tree(v, fast=fast) for v in value]
 
     @staticmethod
     def dumps(tree: Any) -> bytes:

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from contextlib import closing
 from datetime import UTC, timedelta
+from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -206,9 +207,28 @@ class _Event:
         self.value = value
 
 
-_KEYS = st.one_of(st.text(max_size=4), st.integers(), st.booleans(), st.floats(), st.none())
+class _Suit(StrEnum):  # subclasses of str and int: written as their base type, not walked past
+    SPADES = "s"
+    HEARTS = "h"
+
+
+class _Rank(IntEnum):
+    ACE = 14
+
+
+_KEYS = st.one_of(
+    st.text(max_size=4),
+    st.integers(),
+    st.booleans(),
+    st.floats(),
+    st.none(),
+    st.sampled_from(_Suit),
+    st.just(_Rank.ACE),
+)
 _LEAVES = st.one_of(
     st.none(),
+    st.sampled_from(_Suit),
+    st.just(_Rank.ACE),
     st.booleans(),
     st.integers(),  # beyond 64 bits too: orjson refuses those, json writes them
     st.integers(min_value=-(2**70), max_value=2**70),
