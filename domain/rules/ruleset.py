@@ -230,7 +230,12 @@ class Ruleset:
 
     def to_dict(self) -> dict[str, Any]:
         """Every R13 parameter, and the R14 ones that differ from their defaults, as plain
-        JSON-ready data (stored in events, R13, R14)."""
+        JSON-ready data (stored in events, R13, R14): a copy of its own for every caller (each
+        deal records it), of what is computed once per ruleset."""
+        return _copied(self._dict)
+
+    @cached_property
+    def _dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             f.name: getattr(self, f.name) for f in fields(self) if f.name not in R14_DEFAULTS
         }
@@ -295,6 +300,17 @@ class Ruleset:
                 f"extra_suits (R14.2.2)",
                 field="ruleset.max_players",
             )
+
+
+def _copied(value: Any) -> Any:
+    """``value`` with every dict and list in it copied (its scalars, tuples and enums are
+    immutable, and shared)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if kind is list:
+        return [_copied(v) for v in value]
+    return value
 
 
 @lru_cache(maxsize=256)

@@ -1,5 +1,6 @@
 """R13: rulesets as frozen data with presets."""
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -47,6 +48,22 @@ def test_r13_fujian_preset_has_the_pile_bonuses() -> None:
 def test_r13_presets_round_trip_through_a_plain_dict(name: str) -> None:
     ruleset = PRESETS[name]
     assert Ruleset.from_dict(ruleset.to_dict()) == ruleset
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_r13_each_plain_dict_of_a_ruleset_is_the_callers_own(name: str) -> None:
+    """Every deal records ``to_dict``, computed once per ruleset: what one caller changes in
+    its dict (or in a dict or list inside it) is not in the next one's."""
+    ruleset = PRESETS[name]
+    first = ruleset.to_dict()
+    expected = copy.deepcopy(first)
+    for value in list(first.values()):
+        if isinstance(value, dict):
+            value["changed"] = 1
+        elif isinstance(value, list):
+            value.append("changed")
+    first["name"] = "changed"
+    assert ruleset.to_dict() == expected and ruleset.to_dict() is not ruleset.to_dict()
 
 
 def test_r13_rulesets_are_frozen() -> None:
