@@ -25,6 +25,8 @@ SUITS = "cdhs"
 SUIT_SYMBOLS = {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}
 SYMBOL_OF_SUIT = {v: k for k, v in SUIT_SYMBOLS.items()}
 RED_SUITS = frozenset({SUITS.index("d"), SUITS.index("h")})
+_TEXTS = tuple(rank + suit for rank in RANKS for suit in SUITS)
+"""R1.2: each card's two-letter text, by the card (rank-major, as R1.4 orders the deck)."""
 
 
 class Card(int):
@@ -46,7 +48,7 @@ class Card(int):
         return self.suit in RED_SUITS
 
     def __str__(self) -> str:
-        return RANKS[self >> 2] + SUITS[self & 3]
+        return _TEXTS[self]
 
     __repr__ = __str__
 
@@ -136,7 +138,7 @@ def deck_copies(extra_suits: str = "") -> dict[Card, int]:
 
 def format_cards(cards: Iterable[Card]) -> list[str]:
     """R1.2: output always uses the two-letter form."""
-    return [str(c) for c in cards]
+    return [_TEXTS[c] for c in cards]
 
 
 def by_strength(cards: Sequence[Card]) -> tuple[Card, ...]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +15,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from domain import visibility
 from domain.dealing import undealt_cards
 from domain.errors import CardError, RuleError, quoted
-from domain.results import PairResult, PlayerResult, RoundResult, round_result
+from domain.results import RoundResult, round_result
 from domain.round import Round
 from domain.rules.cards import Card, format_cards, parse_card
 from domain.rules.ruleset import Ruleset, resolve
@@ -282,22 +281,15 @@ def _stamp(text: str) -> Timestamp:
     return timestamp(datetime.fromisoformat(text))
 
 
-_PLAYER_FIELDS = tuple(f.name for f in fields(PlayerResult))
-_PAIR_FIELDS = tuple(f.name for f in fields(PairResult))
-
-
-def _shallow(item: object, names: tuple[str, ...]) -> dict[str, Any]:
-    """A dataclass's fields by name (``asdict`` copies deeply, and protobuf copies again)."""
-    return {name: getattr(item, name) for name in names}
-
-
 def result_fields(result: RoundResult) -> dict[str, Any]:
     """The fields of ``RoundResult`` (and of ``RevealResponse`` and ``GetRoundResultResponse``)."""
     fields: dict[str, Any] = {
         "round_id": result.round_id,
         "server_seed": result.server_seed,
-        "players": [pb.PlayerResult(**_shallow(p, _PLAYER_FIELDS)) for p in result.players],
-        "pairs": [pb.PairResult(**_shallow(p, _PAIR_FIELDS)) for p in result.pairs],
+        # Each result dataclass holds just its fields, named as the message's are (``asdict``
+        # would copy deeply, and protobuf copies again).
+        "players": [pb.PlayerResult(**vars(p)) for p in result.players],
+        "pairs": [pb.PairResult(**vars(p)) for p in result.pairs],
         "base_stake": result.base_stake,
         "table_id": result.table_id,
     }
