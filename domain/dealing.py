@@ -79,6 +79,15 @@ def deal_record(
     )
 
 
+def dealt_round(record: dict[str, Any], ruleset: Ruleset) -> Round:
+    """``Round(**record)`` for ``record = deal_record(..., ruleset=ruleset)``, holding that
+    ruleset rather than parsing it back from what the deal recorded of it (the same ruleset:
+    ``Ruleset.from_dict(ruleset.to_dict()) == ruleset``)."""
+    round_ = Round(**record)
+    round_.__dict__["ruleset"] = ruleset  # what ``Round.ruleset`` caches
+    return round_
+
+
 def undealt_cards(round_: Round) -> tuple[Card, ...]:
     """R14.2.4: the shuffled deck's positions from 13 × (players dealt) on, which no one was
     dealt, recomputed from the round's revealed server seed and what its deal recorded (the

@@ -19,7 +19,7 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 
 from domain import showdown
-from domain.dealing import deal_record
+from domain.dealing import deal_record, dealt_round
 from domain.errors import PhaseError, RuleError, SeatError
 from domain.fairness.seeds import KEY_BYTES, NONCE_BYTES, KeyRing
 from domain.fairness.shuffle import check_player_seeds
@@ -295,19 +295,18 @@ class Thirteen(EventLogApplication):
         seed = table.committed_seed(self.seed_keys)  # R12.1, before anything changes
         table.start_round(round_id, now)
         wallets = [self.wallet(p) for p in table.seats]
-        round_ = Round(
-            **deal_record(
-                round_id=round_id,
-                table_id=table_id,
-                number=len(table.round_ids),
-                balances={w.player_id: w.balance for w in wallets},
-                server_seed=seed,
-                client_seed=client_seed,
-                ruleset=table.ruleset,
-                at=now,
-                player_seeds=player_seeds,
-            )
+        record = deal_record(
+            round_id=round_id,
+            table_id=table_id,
+            number=len(table.round_ids),
+            balances={w.player_id: w.balance for w in wallets},
+            server_seed=seed,
+            client_seed=client_seed,
+            ruleset=table.ruleset,
+            at=now,
+            player_seeds=player_seeds,
         )
+        round_ = dealt_round(record, table.ruleset)
         for wallet in wallets:
             wallet.enter_round(round_id)
         self.save(table, round_, *wallets)

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from eventsourcing.domain import Aggregate
 
-from domain.dealing import deal_record
+from domain.dealing import deal_record, dealt_round
 from domain.errors import PhaseError, RuleError, SeatError, StakeError
 from domain.fairness.seeds import KeyRing, derive_seed
 from domain.fairness.shuffle import commitment, deal
 from domain.round import Round
-from domain.rules.ruleset import STANDARD, Ruleset
+from domain.rules.ruleset import FUJIAN, PUXIAN, STANDARD, Ruleset
 from domain.rules.suggest import suggest
 from domain.table import Table
 from domain.wallet import InsufficientFunds, Wallet
@@ -67,6 +67,28 @@ def test_r8_3_the_deal_records_the_base_stake_and_every_balance() -> None:
 def test_r8_4_the_deal_is_refused_naming_who_is_short() -> None:
     with pytest.raises(StakeError, match=r"B \(47\)"):
         dealt(balances={"A": 500, "B": 47})
+
+
+@pytest.mark.parametrize(
+    "ruleset",
+    [STANDARD, FUJIAN, PUXIAN, STANDARD.with_overrides({"wheel": "lowest", "seat_minimum": 7})],
+)
+def test_r13_a_dealt_round_holds_the_ruleset_it_recorded(ruleset: Ruleset) -> None:
+    """R13: the round a deal makes holds the table's ruleset, the one its Dealt event records
+    and every copy of the round reads back from that record."""
+    record = deal_record(
+        round_id="r1",
+        table_id="t1",
+        number=1,
+        balances=dict.fromkeys("AB", 1000),
+        server_seed=SEED,
+        client_seed="c",
+        ruleset=ruleset,
+        at=T0,
+    )
+    round_ = dealt_round(record, ruleset)
+    assert round_.ruleset == Ruleset.from_dict(round_.ruleset_data) == ruleset
+    assert copy.deepcopy(round_).ruleset == ruleset  # a copy parses it from the record
 
 
 def test_r10_2_submissions_after_the_deadline_are_refused_and_record_nothing() -> None:
