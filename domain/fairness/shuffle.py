@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import struct
 from collections.abc import Iterator, Mapping, Sequence
 
 from domain.errors import RuleError, quoted
 from domain.rules.cards import DECK, Card
+
+_WORDS = struct.Struct(">8I")  # R12.3: a block's eight 32-bit big-endian words
 
 SEED_BYTES = 32
 HAND_SIZE = 13
@@ -107,9 +110,7 @@ def words(server_seed: bytes, client_seed: str, round_id: str) -> Iterator[int]:
     counter = 0
     while True:
         message = f"{client_seed}:{round_id}:{counter}".encode()
-        block = hmac.new(server_seed, message, hashlib.sha256).digest()
-        for k in range(0, 32, 4):
-            yield int.from_bytes(block[k : k + 4], "big")
+        yield from _WORDS.unpack(hmac.digest(server_seed, message, "sha256"))
         counter += 1
 
 
