@@ -232,7 +232,8 @@ class Ruleset:
         """Every R13 parameter, and the R14 ones that differ from their defaults, as plain
         JSON-ready data (stored in events, R13, R14): a copy of its own for every caller (each
         deal records it), of what is computed once per ruleset."""
-        return _copied(self._dict)
+        data: dict[str, Any] = _copied(self._dict)
+        return data
 
     @cached_property
     def _dict(self) -> dict[str, Any]:
