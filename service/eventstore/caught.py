@@ -55,13 +55,20 @@ class Caught:
             self.whole = (since, last)
 
     def after(
-        self, position: int, limit: int, recent: Sequence[tuple[int, Any]], recent_kept: int
+        self,
+        position: int,
+        limit: int,
+        recent: Sequence[tuple[int, Any]],
+        recent_kept: int,
+        whole: tuple[int, int] | None = None,
     ) -> list[tuple[int, str, Notification | None, Any]] | None:
         """The log after ``position`` as memory holds it, at most ``limit`` events, each as
         (position, topic, the stored event or None, this process's event object or None);
         None when memory does not hold the log just after ``position``. ``recent`` is a
-        snapshot of the process's own latest commits, a deque of at most ``recent_kept``."""
-        since, to = self.whole
+        snapshot of the process's own latest commits, a deque of at most ``recent_kept``;
+        ``whole``, the span as it was read before that snapshot was taken (so that the
+        snapshot holds every commit the span covers)."""
+        since, to = self.whole if whole is None else whole
         kept = list(self.kept)
         floor = since
         if kept and len(kept) == self.kept.maxlen:  # older ones may have been dropped

@@ -186,6 +186,7 @@ class EventLogApplication(Application[UUID]):
         either. With ``caught`` (the follower), what the writer's catch-ups read is taken from
         memory too (``service.eventstore.caught``): then the events may end before the log's
         newest, at the last one memory holds whole."""
+        span = self.caught.whole if caught else None  # before the snapshot of ``recent``
         recent = list(self.recent)  # a snapshot: the writer appends meanwhile
         run, whole = from_memory(recent, position, limit, only_writer=not self.writer.fastforward)
         wanted = topics() if callable(topics) else topics
@@ -196,7 +197,7 @@ class EventLogApplication(Application[UUID]):
         if whole:
             return found
         after = run[-1][0] if run else position
-        held = self.caught.after(after, limit - len(run), recent, RECENT) if caught else None
+        held = self.caught.after(after, limit - len(run), recent, RECENT, span) if caught else None
         if held is None:
             read = self.recorder.select_notifications(start=after + 1, limit=limit - len(run))
             known = mine_after(recent, after) if read else {}
