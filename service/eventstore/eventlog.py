@@ -185,7 +185,8 @@ class EventLogApplication(Application[UUID]):
         the rest from the log, where an event this process committed is not decoded again
         either. With ``caught`` (the follower), what the writer's catch-ups read is taken from
         memory too (``service.eventstore.caught``): then the events may end before the log's
-        newest, at the last one memory holds whole."""
+        newest, at the last one memory holds whole (the others' later events come with the
+        next catch-up, or the next read that finds nothing in memory)."""
         span = self.caught.whole if caught else None  # before the snapshot of ``recent``
         recent = list(self.recent)  # a snapshot: the writer appends meanwhile
         run, whole = from_memory(recent, position, limit, only_writer=not self.writer.fastforward)
@@ -194,8 +195,8 @@ class EventLogApplication(Application[UUID]):
             (p, event if wanted is None or get_topic(type(event)) in wanted else None)
             for p, event in run
         ]
-        if whole:
-            return found
+        if whole or (span is not None and run and span[0] >= 0 and span[1] <= run[-1][0]):
+            return found  # with ``caught``: nothing is known past this process's newest commit
         after = run[-1][0] if run else position
         held = self.caught.after(after, limit - len(run), recent, RECENT, span) if caught else None
         if held is None:
