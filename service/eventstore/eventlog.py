@@ -21,6 +21,7 @@ from eventsourcing.utils import get_topic
 
 from service.bounded import AggregateWeights, Bounded
 from service.eventstore.answers import Present, Saved
+from service.eventstore.caught import Caught
 from service.eventstore.chaining import ChainHeads, ChainingMapper
 from service.eventstore.recorder import EventRecorder
 from service.eventstore.writer import Writer
@@ -90,6 +91,9 @@ class EventLogApplication(Application[UUID]):
         # objects are shared with the writer's aggregates and every reader: nothing may change
         # an event (or a list or dict in it) once it is committed.
         self.recent: deque[tuple[int, Any]] = deque(maxlen=RECENT)
+        # What the writer read of the others' events catching up (PostgreSQL): with ``recent``
+        # the whole log over a span, which the follower then need not read (``caught``).
+        self.caught = Caught()
         # The transparency log's leaf hash of each event this process committed last, by
         # position: its appender takes them from here instead of reading and hashing again.
         self.logged: deque[tuple[int, bytes]] = deque(maxlen=4 * RECENT)
@@ -131,6 +135,8 @@ class EventLogApplication(Application[UUID]):
         (``domain.tlog.chain``) as it is encoded, and tell the listeners."""
         recordings = self.heads.commit(events, functools.partial(self.events.put, events))
         self.recent.extend((r.notification.id, r.domain_event) for r in recordings)
+        if recordings:
+            self.caught.committed(recordings[0].notification.id, recordings[-1].notification.id)
         if self.heads.keep_leaves:
             self._keep_leaves(recordings)
         for listener in self.listeners:  # stored already: a listener's fault is only logged
@@ -169,7 +175,7 @@ class EventLogApplication(Application[UUID]):
         return self.repository.get(aggregate_id, version=version)
 
     def events_after(
-        self, position: int, limit: int = 500, topics: Topics = None
+        self, position: int, limit: int = 500, topics: Topics = None, *, caught: bool = False
     ) -> list[tuple[int, Any]]:
         """Stored events after a position in the log, with their positions. With ``topics``,
         only events of those topics are decoded; the others come as ``None`` so that a reader
@@ -177,7 +183,11 @@ class EventLogApplication(Application[UUID]):
         (so that a reader that starts wanting more, a live stream opening, misses none stored
         after it asked). This process's own latest commits come from memory (``from_memory``),
         the rest from the log, where an event this process committed is not decoded again
-        either."""
+        either. With ``caught`` (the follower), what the writer's catch-ups read is taken from
+        memory too (``service.eventstore.caught``): then the events may end before the log's
+        newest, at the last one memory holds whole (the others' later events come with the
+        next catch-up, or the next read that finds nothing in memory)."""
+        span = self.caught.whole if caught else None  # before the snapshot of ``recent``
         recent = list(self.recent)  # a snapshot: the writer appends meanwhile
         run, whole = from_memory(recent, position, limit, only_writer=not self.writer.fastforward)
         wanted = topics() if callable(topics) else topics
@@ -185,18 +195,23 @@ class EventLogApplication(Application[UUID]):
             (p, event if wanted is None or get_topic(type(event)) in wanted else None)
             for p, event in run
         ]
-        if whole:
-            return found
+        if whole or (span is not None and run and span[0] >= 0 and span[1] <= run[-1][0]):
+            return found  # with ``caught``: nothing is known past this process's newest commit
         after = run[-1][0] if run else position
-        read = self.recorder.select_notifications(start=after + 1, limit=limit - len(run))
+        held = self.caught.after(after, limit - len(run), recent, RECENT, span) if caught else None
+        if held is None:
+            read = self.recorder.select_notifications(start=after + 1, limit=limit - len(run))
+            known = mine_after(recent, after) if read else {}
+            held = [(n.id, n.topic, n, known.get(n.id)) for n in read]
         topics = topics() if callable(topics) else topics
-        known = mine_after(recent, after) if read else {}
-        for n in read:
-            if topics is not None and n.topic not in topics:
-                found.append((n.id, None))
+        for n_id, topic, stored, mine in held:
+            if topics is not None and topic not in topics:
+                found.append((n_id, None))
+            elif mine is not None:
+                found.append((n_id, mine))
             else:
-                mine = known.get(n.id)
-                found.append((n.id, mine if mine is not None else self.mapper.to_domain_event(n)))
+                assert stored is not None
+                found.append((n_id, self.mapper.to_domain_event(stored)))
         return found
 
 

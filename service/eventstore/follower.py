@@ -57,7 +57,7 @@ class LogFollower:
         """Deliver every event stored after the current position; returns how many."""
         delivered = 0
         while True:
-            events = self.app.events_after(self.position, self.batch, self.topics)
+            events = self.app.events_after(self.position, self.batch, self.topics, caught=True)
             for position, event in events:
                 if event is None:
                     self.position = position

@@ -47,6 +47,7 @@ from domain.errors import RuleError
 from service.bounded import AggregateWeights, Bounded
 from service.caller import CALLER_FIELD, current
 from service.eventstore.answers import Saved
+from service.eventstore.caught import Caught
 from service.eventstore.chaining import ChainHeads
 from service.eventstore.queue import RETRIES, CommandQueue, Job
 from service.eventstore.recorder import EventRecorder
@@ -70,6 +71,8 @@ class Log(Protocol):
 
     @property
     def heads(self) -> ChainHeads: ...
+
+    caught: Caught  # what catch-ups read, kept for the follower (``service.eventstore.caught``)
 
     def max_position(self) -> int: ...
 
@@ -203,10 +206,11 @@ class Writer(CommandQueue):
         (PostgreSQL's recorder locks the table to insert, so events become visible in position
         order: none can appear later below a position already seen.)"""
         if self._seen < 0:  # the first batch: nothing is held yet
-            self._seen = self.app.max_position()
+            self._seen = self.app.caught.restart(self.app.max_position())
             return
         for _ in range(CATCH_UP_PAGES):
             changed = self.app.database.changed_since(self._seen, CATCH_UP)
+            self.app.caught.read(self._seen, changed)  # the follower need not read them again
             for stored in changed:
                 stream = stored.originator_id
                 if not isinstance(stream, UUID):
@@ -226,7 +230,7 @@ class Writer(CommandQueue):
         self.live = self._held()  # far behind: start afresh
         self._behind.clear()
         self._newer.clear()
-        self._seen = self.app.max_position()
+        self._seen = self.app.caught.restart(self.app.max_position())
 
     def _batch(self, jobs: list[Job]) -> None:
         jobs = [j for j in jobs if not j.answer.done()]  # not cancelled while queued

@@ -27,6 +27,7 @@ CHECK_TIMEOUT = 1.0
 DOWN_AFTER = 2  # failed checks in a row before a peer owns nothing
 RETIRE_GRACE = 35.0  # a peer taken off the list: its calls in flight may end (FORWARD_TIMEOUT)
 MAX_PEERS = 64
+OWNERS_KEPT = 65_536  # tables whose owner is remembered for the live set (then forgotten at once)
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 _SERVING = health_pb2.HealthCheckResponse.SERVING
 
@@ -77,6 +78,10 @@ class Peers:
         self._callers: dict[tuple[str, str], grpc.aio.UnaryUnaryMultiCallable[Any, bytes]] = {}
         self._failures: dict[str, int] = {}
         self._live: tuple[str, ...] = ()  # replaced whole: threads read it without a lock
+        # The owners found for the live set they were computed from (one hash per replica and
+        # table, every routed call): replaced whole with it, so no thread reads an owner of
+        # another live set.
+        self._owners: tuple[tuple[str, ...], dict[str, str]] = ((), {})
         self._task: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()  # channels of peers no longer listed
         self._strangers: set[str] = set()  # peers that serve another store
@@ -95,8 +100,18 @@ class Peers:
         return self._live
 
     def owner(self, table_id: str) -> str:
-        """The live replica that owns ``table_id``."""
-        return owner(table_id, self._live) or self.me
+        """The live replica that owns ``table_id`` (computed once per live set)."""
+        live, owners = self._owners
+        if live is not self._live:
+            live, owners = self._live, {}
+            self._owners = (live, owners)
+        found = owners.get(table_id)
+        if found is None:
+            found = owner(table_id, live) or self.me
+            if len(owners) >= OWNERS_KEPT:
+                owners.clear()
+            owners[table_id] = found
+        return found
 
     def owns(self, table_id: str) -> bool:
         return self.owner(table_id) == self.me

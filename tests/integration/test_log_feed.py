@@ -45,7 +45,7 @@ def test_replicas_committing_in_turn_feed_their_readers_exactly_the_log(tmp_path
             for i in range(12):
                 (a if i % 3 else b).credit(f"p{i % 4}", 10 + i, f"t{i}")
             top = a.max_position()
-            fed_somewhere = 0
+            fed_somewhere = caught_somewhere = 0
             for app in (a, b):
                 for position in range(top + 1):
                     run, _ = from_memory(list(app.recent), position, 1000, only_writer=False)
@@ -53,15 +53,22 @@ def test_replicas_committing_in_turn_feed_their_readers_exactly_the_log(tmp_path
                     read = stored(app, position)
                     assert same(run, read[: len(run)]), position
                     assert same(app.events_after(position, 1000), read), position
-                followed, position = [], 0
-                while True:
-                    batch = app.events_after(position, 3)
-                    if not batch:
-                        break
-                    followed += batch
-                    position = batch[-1][0]
-                assert same(followed, stored(app, 0)) and len(followed) == top
+                    fed = app.events_after(position, 1000, caught=True)  # the follower's way
+                    assert same(fed, read[: len(fed)]) and (fed or not read), position
+                    caught_somewhere += (
+                        app.caught.after(position, 1, list(app.recent), 1024) is not None
+                    )
+                for caught in (False, True):
+                    followed, position = [], 0
+                    while True:
+                        batch = app.events_after(position, 3, caught=caught)
+                        if not batch:
+                            break
+                        followed += batch
+                        position = batch[-1][0]
+                    assert same(followed, stored(app, 0)) and len(followed) == top
             assert fed_somewhere  # memory was used, not only the log
+            assert caught_somewhere  # and what a writer read catching up
         finally:
             b.close()
             a.close()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from service.errors import PermissionDenied
 from service.routing.owners import owner
-from service.routing.peers import PeersError, parse_peers
+from service.routing.peers import Peers, PeersError, parse_peers
 from service.rpc import behalf
 from service.rpc.behalf import FORWARDED, ON_BEHALF, caller_identity, forwarded_by
 from service.security.policy import Policy
@@ -116,3 +116,24 @@ def test_without_a_policy_a_forwarded_call_can_only_be_anonymous() -> None:
         caller_identity(open_, None, forwarded(by="x:1", on_behalf="spiffe://x/boss"))
     with pytest.raises(PermissionDenied, match="can only be anonymous"):
         caller_identity(open_, "cert-holder", forwarded(by="x:1", on_behalf="anonymous"))
+
+
+@given(REPLICAS, st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=30))
+def test_a_remembered_owner_is_the_owner_of_the_live_set_now(
+    replicas: list[str], tables: list[str]
+) -> None:
+    """``Peers.owner`` remembers owners, but only for the live set it found them in: after a
+    replica leaves, every table is owned as rendezvous hashing over those left says."""
+    me, *others = replicas
+    peers = Peers(lambda: replicas)
+    peers.bind(me)
+    peers._failures = dict.fromkeys(others, 0)  # as a first check that found them all
+    peers._publish()
+    for table in tables:
+        assert peers.owner(table) == owner(table, replicas)
+    for gone in others:
+        peers.unreachable(gone)
+        left = peers.live()
+        for table in tables:
+            assert peers.owner(table) == owner(table, left)
+            assert peers.owns(table) == (owner(table, left) == me)
