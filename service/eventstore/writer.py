@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -47,6 +46,7 @@ from domain.errors import RuleError
 from service.bounded import AggregateWeights, Bounded
 from service.caller import CALLER_FIELD, current
 from service.eventstore.answers import Saved
+from service.eventstore.batch import Batch, UndoFailed
 from service.eventstore.caught import Caught
 from service.eventstore.chaining import ChainHeads
 from service.eventstore.queue import RETRIES, CommandQueue, Job
@@ -77,22 +77,6 @@ class Log(Protocol):
     def max_position(self) -> int: ...
 
     def commit(self, events: Sequence[Any]) -> list[Recording[UUID]]: ...
-
-
-class UndoFailed(Exception):
-    """Undoing a refused command failed (the store could not be read): the batch's aggregates
-    may hold its changes, so the whole batch fails with the cause, storing nothing."""
-
-
-@dataclass
-class Batch:
-    """What the commands of one transaction have done so far."""
-
-    events: list[Any] = field(default_factory=list)  # staged, in order
-    touched: dict[UUID, Aggregate] = field(default_factory=dict)  # loaded or saved
-    saves: list[tuple[Saved, int]] = field(default_factory=list)  # with its first event's index
-    stored: dict[UUID, int] = field(default_factory=dict)  # version as loaded from the store
-    read: set[UUID] = field(default_factory=set)  # loaded by the command now running
 
 
 class Writer(CommandQueue):
