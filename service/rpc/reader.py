@@ -4,11 +4,14 @@ caller listing in a loop costs the serving process's interpreter (its event loop
 only the hand-over, not the reading and the mapping.
 
 A small pool (``THIRTEEN_READERS`` processes, default 1; 0 reads in the serving process, as
-before) started with the ``spawn`` method, each opening its own connection to the views from
-the server's settings (``ViewStore.settings``: the SQLite file or the PostgreSQL schema). A
-reader that dies (killed, out of memory) is replaced by a new pool, and the read is asked once
-more of it: a read has no effect, so asking it twice is safe; a second loss is ``UNAVAILABLE``,
-to retry."""
+before), each started with the ``spawn`` method when a page first needs it and opening its own
+connection to the views from the server's settings (``ViewStore.settings``: the SQLite file or
+the PostgreSQL schema). Each has a pipe of its own, whose other end only it holds: a reader
+that dies (killed, out of memory), even halfway through an answer, is seen at once as the end
+of its pipe (``concurrent.futures.ProcessPoolExecutor`` shares one pipe among its processes and
+can wait forever for the rest of an answer cut off). The read is then asked once more, of a
+new reader: a read has no effect, so asking it twice is safe; a second loss is
+``UNAVAILABLE``, to retry."""
 
 from __future__ import annotations
 
@@ -16,9 +19,10 @@ import multiprocessing
 import os
 import signal
 import threading
+import traceback
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from projections.store import ViewStore
@@ -32,10 +36,10 @@ NICENESS = 10
 """How much lower a reader's priority is than the serving process's (``os.nice``): with the
 cores busy, the operating system runs the game's calls first and the pages in what is left."""
 ASKED = 2
-"""Times a read is asked of a pool before ``UNAVAILABLE``: once, and once of a new pool after
-the first lost its process."""
-
-_store: ViewStore | None = None  # a reader process's views (``_opened``)
+"""Times a read is asked before ``UNAVAILABLE``: once, and once of a new reader after the first
+died under it."""
+STOP_SECONDS = 5.0
+"""How long a stopping server waits for a reader to end its read before killing it."""
 
 
 def readers(environ: Mapping[str, str]) -> int:
@@ -52,68 +56,121 @@ def readers(environ: Mapping[str, str]) -> int:
     return count
 
 
-def _opened(settings: dict[str, Any]) -> None:
-    """A reader process's start: a lower priority, Ctrl-C left to the server (which stops the
-    pool), and its own connection to the views."""
-    global _store
+def _serve(conn: Connection, settings: dict[str, Any]) -> None:
+    """A reader process: a lower priority, Ctrl-C left to the server (which stops it), its own
+    connection to the views; then a page (``listings.encoded``) for each request, until the
+    server closes the pipe. What no page should raise comes back as ``("failed", traceback)``."""
     os.nice(NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _store = ViewStore(**settings)
+    store = ViewStore(**settings)
+    try:
+        while True:
+            try:
+                asked = conn.recv()
+            except EOFError:
+                return
+            try:
+                answer: Answer = encoded(store, *asked)
+            except Exception:
+                answer = ("failed", traceback.format_exc())
+            conn.send(answer)
+    finally:
+        store.close()
 
 
-def _page(kind: str, subject: str, after: int, size: int, upto: int | None) -> Answer:
-    assert _store is not None, "a reader process opens its views first (_opened)"
-    return encoded(_store, kind, subject, after, size, upto)
+class _Process:
+    """One reader process and the server's end of its pipe."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, theirs = context.Pipe()
+        self.process: BaseProcess = context.Process(
+            target=_serve, args=(theirs, settings), name="thirteen-reader", daemon=True
+        )
+        self.process.start()
+        theirs.close()  # only the reader holds it now: its end is the end of the pipe
+
+    def ask(self, asked: tuple[Any, ...]) -> Answer:
+        """Its answer; ``EOFError`` or ``OSError`` once the process is gone."""
+        self.conn.send(asked)
+        answer: Answer = self.conn.recv()
+        return answer
+
+    def end(self, wait: float) -> None:
+        """The pipe closed (the reader ends when it sees it), and the process killed if it has
+        not ended within ``wait`` seconds."""
+        self.conn.close()
+        self.process.join(wait)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(wait)
 
 
 class Reader:
-    """A pool of ``processes`` reader processes reading the views ``store`` reads."""
+    """Up to ``processes`` reader processes reading the views ``store`` reads."""
 
     def __init__(self, store: ViewStore, processes: int) -> None:
         self.settings = store.settings()
-        self.processes = processes
+        self._slots = threading.BoundedSemaphore(processes)
         self._lock = threading.Lock()
-        self._pool = self._started()
-
-    def _started(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            self.processes,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_opened,
-            initargs=(self.settings,),
-        )
+        self._idle: list[_Process] = []
+        self._all: set[_Process] = set()
+        self._closed = False
 
     def page(self, kind: str, subject: str, after: int, size: int, upto: int | None) -> Answer:
         """A page of the listing ``kind`` read in a reader process (``listings.encoded``);
         blocks the calling thread, which holds the interpreter only to hand it over."""
-        for _ in range(ASKED):
-            pool = self._pool
-            try:
-                return pool.submit(_page, kind, subject, after, size, upto).result()
-            except BrokenProcessPool:  # its process died: a new pool, and the read once more
-                self._replace(pool)
+        asked = (kind, subject, after, size, upto)
+        with self._slots:
+            for _ in range(ASKED):
+                reader = self._taken()
+                try:
+                    answer = reader.ask(asked)
+                except (EOFError, OSError):  # it died: a new one, and the read once more
+                    self._lost(reader)
+                    continue
+                self._given_back(reader)
+                if answer[0] == "failed":
+                    raise RuntimeError(f"a reader process failed:\n{answer[1]}")
+                return answer
         raise Unavailable("the reader process stopped during the read; retry the call")
 
-    def _replace(self, broken: ProcessPoolExecutor) -> None:
+    def _taken(self) -> _Process:
         with self._lock:
-            if self._pool is broken:
-                self._pool = self._started()
-        broken.shutdown(wait=False, cancel_futures=True)
+            if self._closed:
+                raise Unavailable("the server is stopping")
+            if self._idle:
+                return self._idle.pop()
+            reader = _Process(self.settings)
+            self._all.add(reader)
+            return reader
+
+    def _given_back(self, reader: _Process) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.append(reader)
+                return
+        reader.end(STOP_SECONDS)
+
+    def _lost(self, reader: _Process) -> None:
+        with self._lock:
+            self._all.discard(reader)
+        reader.end(0.5)
 
     def pids(self) -> list[int]:
-        """The reader processes' ids (those started so far)."""
-        return [p.pid for p in list(getattr(self._pool, "_processes", {}).values()) if p.pid]
+        """The reader processes' ids (those started so far and not lost)."""
+        with self._lock:
+            return [r.process.pid for r in self._all if r.process.pid]
 
     def close(self) -> None:
-        """Stop the readers: a read still running (its caller gone) ends first, in
-        milliseconds; a reader that hangs is killed."""
-        pool = self._pool
-        processes = list(getattr(pool, "_processes", {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.join(5.0)
-            if process.is_alive():
-                process.kill()
+        """Stop the readers: each ends once it has answered (a read still running for a
+        caller gone ends in milliseconds); one that does not within ``STOP_SECONDS`` is
+        killed. Reads asked after are ``UNAVAILABLE``."""
+        with self._lock:
+            self._closed = True
+            readers, self._idle = list(self._all), []
+        for reader in readers:
+            reader.end(STOP_SECONDS)
 
 
 def reader(environ: Mapping[str, str], store: ViewStore) -> Reader | None:
