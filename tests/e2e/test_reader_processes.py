@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from service._generated.thirteen.v1 import results_pb2, table_pb2
 from service.opening import open_app
 from tests.e2e.helpers import arrange_well, deal, reveal, showdowns, wait_until
 from tests.support.clock import ManualClock
-from tests.support.serve_process import ServeProcess
+from tests.support.serve_process import SCRIPT, ServeProcess
 
 PLAYERS = ["ann", "bo", "cy"]
 ROUNDS_WRITTEN = 240  # by the application itself, quicker than over gRPC
@@ -231,3 +232,17 @@ def _while_killing(server: ServeProcess, call: Callable[[], bool]) -> list[str]:
         done.set()
         caller.join(60)
     return codes
+
+
+def test_serve_refuses_a_number_of_readers_it_cannot_start_with_one_line(tmp_path: Path) -> None:
+    for value, said in (("many", "must be a number"), ("17", "must be from 0 to 16")):
+        done = subprocess.run(
+            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "THIRTEEN_STORE": "sqlite", "THIRTEEN_READERS": value},
+        )
+        assert done.returncode == 2, done.stderr
+        assert f"THIRTEEN_READERS {said}" in done.stderr
+        assert "Traceback" not in done.stderr
