@@ -67,14 +67,14 @@ def _served(data: Path, environ: dict[str, str], readers: int | None = None) -> 
 
 def _raw(server: ServeProcess, path: str, request: Any) -> bytes | tuple[str, str]:
     """The encoded answer of a listing as it came over the wire, or its status and details."""
-    call = server.channel.unary_unary(
+    call: Any = server.channel.unary_unary(
         path, request_serializer=type(request).SerializeToString, response_deserializer=None
     )
     try:
         answer: bytes = call(request, timeout=30)
         return answer
     except grpc.RpcError as error:
-        return error.code().name, error.details()
+        return error.code().name, error.details() or ""
 
 
 def _pages(server: ServeProcess) -> list[bytes | tuple[str, str]]:
