@@ -46,6 +46,15 @@ class Connections:
         self._all: list[Any] = []
         self._lock = threading.Lock()
 
+    def settings(self) -> dict[str, Any]:
+        """What opens these views again, in another process (``Connections(**settings)``)."""
+        return {
+            "path": self.path,
+            "postgres": self.postgres,
+            "log_head": self.log_head,
+            "log_file": self.log_file,
+        }
+
     @property
     def reads_head(self) -> bool:
         """Whether snapshots read the log's head (``log_head``)."""

@@ -32,6 +32,7 @@ from projections.store import ResumePoint, ViewStore
 from service.application import Thirteen
 from service.bootstrap.backgrounds import BACKGROUNDS, HERE, WORKER
 from service.bootstrap.following import followers
+from service.bootstrap.interceptors import every_interceptor
 from service.eventstore.follower import LogFollower
 from service.eventstore.locks import FileLock, Standby
 from service.eventstore.storage import serving, starting_together, while_starting
@@ -39,12 +40,12 @@ from service.routing.forwarding import Router
 from service.routing.identity import health_name, store_identity
 from service.routing.peers import Peers, Routing
 from service.routing.rounds import RoundTables
-from service.rpc.admission import MAX_IN_FLIGHT, Admission
-from service.rpc.authorizing import Authorize
+from service.rpc.admission import MAX_IN_FLIGHT
+from service.rpc.pages import Pages
+from service.rpc.reader import Reader, reader
 from service.rpc.runner import Runner
-from service.rpc.server import KNOWN_SERVICES, SERVICES, create_server
+from service.rpc.server import SERVICES, create_server
 from service.rpc.services import every_servicer
-from service.rpc.undecodable import RefuseUndecodable
 from service.rpc.views import Views
 from service.rpc.watch import WatchHub
 from service.security.policy import Policy
@@ -86,6 +87,7 @@ class Running:
     metrics: Metrics | None = None  # its HTTP endpoint is closed with the server
     tiles: TilesEndpoint | None = None  # the log's tiles over HTTP, closed with the server
     tracing: Tracing | None = None  # its spans are sent, and it stops, with the server
+    reader: Reader | None = None  # the reader processes of the listings, stopped with it
 
     def start_beside(self) -> None:
         """Start what runs beside the server: the follower, the sweeper, the projector, the log."""
@@ -117,6 +119,8 @@ class Running:
         if self.transparency is not None:
             self.transparency.stop()
         self.executor.shutdown(wait=True)
+        if self.reader is not None:
+            self.reader.close()
         self.views.close()
         self.app.close()
         if self.tracing is not None:
@@ -242,11 +246,12 @@ async def _assemble(
         transparency_log.on_health = _health_setter(health_servicer, loop, log_service)
     run = Runner(executor)
     reads = Views(views, projector)  # every RPC's read of the views, as of the call
-    servicers = every_servicer(app, run, hub, reads, health_servicer, transparency_log)
+    pages = Pages(reads, run, reader(app.env, views))  # in reader processes (issue 22)
+    servicers = every_servicer(app, run, hub, reads, pages, health_servicer, transparency_log)
     peers = None if routing is None else Peers(routing.listed, routing.credentials)
     rounds = RoundTables(app)
     router = None if peers is None else Router(peers, rounds, executor)
-    interceptors = _interceptors(policy, metrics, router, max_in_flight)
+    interceptors = every_interceptor(policy, metrics, router, max_in_flight)
     if tracing is not None:  # outermost: the call's span holds the others' work, refusals too
         interceptors.insert(0, tracing.interceptor())
         app.writer.tracer = tracing
@@ -281,31 +286,12 @@ async def _assemble(
         server, port, app, health_servicer, follower, sweeper, projector, views, executor, hub
     )
     running.transparency, running.metrics, running.peers = transparency_log, metrics, peers
-    running.tracing = tracing
+    running.tracing, running.reader = tracing, pages.reader
     running.start_beside()
     if peers is not None:
         await peers.start()
     await server.start()
     return running
-
-
-def _interceptors(
-    policy: Policy, metrics: Metrics | None, router: Router | None, max_in_flight: int
-) -> list[grpc.aio.ServerInterceptor]:
-    """How many calls at once (``Admission``), who may call (``policy``), requests that do not
-    decode refused, then the call passed to its table's owner (``router``, last: only a call
-    this replica could serve is passed on), and the metrics first: they count the calls the
-    others refuse, with their codes."""
-    interceptors: list[grpc.aio.ServerInterceptor] = [
-        Admission(max_in_flight),
-        Authorize(policy),
-        RefuseUndecodable(),
-    ]
-    if router is not None:
-        interceptors.append(router)
-    if metrics is not None:
-        interceptors.insert(0, metrics.interceptor(KNOWN_SERVICES))
-    return interceptors
 
 
 def _store_id(app: Thirteen) -> str:

@@ -231,12 +231,17 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     embedded default, created) and its transparency log's key checked; or ``Refused``."""
     from service.eventstore.storage import StoreConfigError
     from service.opening import open_app
+    from service.rpc.reader import readers
     from service.seed_keys import SEED_KEY_FILE, SeedKeyError
     from service.tools.log_keys import log_key_unreadable, log_options
 
     unreadable = log_key_unreadable(args)
     if unreadable is not None:
         raise Refused(unreadable)
+    try:
+        readers(os.environ)  # THIRTEEN_READERS, before the store is opened
+    except ValueError as error:
+        raise Refused(str(error)) from None
     seed_key = args.seed_key or Path(args.data) / SEED_KEY_FILE
     creating = not seed_key.exists()
     if creating and (args.seed_key is not None or os.environ.get("THIRTEEN_STORE") == "postgres"):

@@ -56,7 +56,8 @@ interpreter from the calls beside them (issue 22)."""
 HEAVY_REST = 3.0
 """After a heavy read, the next waits this many times the CPU time it used: heavy reads have at
 most a quarter of the server's time (``1 / (1 + HEAVY_REST)``) however many callers ask, and
-the calls beside them the rest."""
+the calls beside them the rest. A page read in a reader process (``service.rpc.reader``) uses
+this process's thread only to hand it over, and rests as little (issue 22)."""
 
 
 class Runner:

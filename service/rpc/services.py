@@ -18,6 +18,7 @@ from service._generated.thirteen.v1 import (
 from service.application import Thirteen
 from service.rpc.audit import AuditServicer
 from service.rpc.diagnostics import DiagnosticsServicer
+from service.rpc.pages import Pages
 from service.rpc.results import ResultsServicer
 from service.rpc.runner import Runner
 from service.rpc.server import Registration
@@ -34,6 +35,7 @@ def every_servicer(
     run: Runner,
     hub: WatchHub,
     reads: Views,
+    pages: Pages,
     health_servicer: health.aio.HealthServicer,
     transparency_log: TransparencyLog | None,
 ) -> list[Registration]:
@@ -43,13 +45,14 @@ def every_servicer(
             wallet_pb2_grpc.add_WalletServiceServicer_to_server, WalletServicer(app, run)
         ),
         functools.partial(
-            table_pb2_grpc.add_TableServiceServicer_to_server, TableServicer(app, run, hub, reads)
+            table_pb2_grpc.add_TableServiceServicer_to_server, TableServicer(app, run, hub, pages)
         ),
         functools.partial(
             diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server, DiagnosticsServicer(run)
         ),
         functools.partial(
-            results_pb2_grpc.add_ResultsServiceServicer_to_server, ResultsServicer(app, reads, run)
+            results_pb2_grpc.add_ResultsServiceServicer_to_server,
+            ResultsServicer(app, reads, run, pages),
         ),
         functools.partial(
             audit_pb2_grpc.add_AuditServiceServicer_to_server,

@@ -11,27 +11,26 @@ from domain import visibility
 from domain.errors import RuleError
 from domain.ids import round_uuid, table_uuid
 from domain.rules.limits import MAX_POSITION
-from projections.listing import Listing
 from service import caller
 from service._generated.thirteen.v1 import table_pb2 as pb
 from service._generated.thirteen.v1 import table_pb2_grpc
 from service.application import Thirteen
 from service.replies import ArrangeResult, RevealResult, StandUpResult
-from service.rpc import mapping, paging
+from service.rpc import mapping
+from service.rpc.pages import Pages
 from service.rpc.rounds import known_round
 from service.rpc.runner import Context, Runner, request_id_of, rpc
 from service.rpc.status import to_status
-from service.rpc.views import Views
 from service.rpc.watch import WatchHub
 from service.security.access import viewer_for
 
 
 class TableServicer(table_pb2_grpc.TableServiceServicer):
-    def __init__(self, app: Thirteen, run: Runner, hub: WatchHub, views: Views) -> None:
+    def __init__(self, app: Thirteen, run: Runner, hub: WatchHub, pages: Pages) -> None:
         self.app = app
         self.run = run
         self.hub = hub
-        self.views = views
+        self.pages = pages
 
     @rpc
     async def OpenTable(
@@ -79,28 +78,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def ListRounds(
         self, request: pb.ListRoundsRequest, context: Context
-    ) -> pb.ListRoundsResponse:
-        # A token holds the number of the last round listed: rounds are numbered 1, 2, … at
-        # each table (R10.1), so the tokens of the offsets that earlier versions gave mean the
-        # same. The page is read as of the call from the table listing (projections.listing).
-        return await paging.listed(
-            f"t:{request.table_id}",
-            request,
-            lambda after, limit: self._listed(request.table_id, after, limit),
-            lambda row: int(row["number"]),
-            mapping.listed_round,
-            lambda rounds, following: pb.ListRoundsResponse(
-                rounds=rounds, next_page_token=following
-            ),
-            self.run.heavy,
-            paging.MAX_ROUNDS_PAGE_SIZE,
+    ) -> pb.ListRoundsResponse | bytes:  # bytes: as a reader process encoded it
+        # The page is read as of the call from the table listing (projections.listing).
+        table_id = request.table_id
+        # NOT_FOUND for an unknown table, before the page is read
+        page: pb.ListRoundsResponse | bytes = await self.pages.listed(
+            "rounds", table_id, request, lambda: self.app.check_table(table_id)
         )
-
-    def _listed(self, table_id: str, after: int, limit: int) -> list[Listing]:
-        self.app.check_table(table_id)  # NOT_FOUND for an unknown table
-        return self.views.read(
-            lambda s: s.listed_rounds(table_id, after, limit), f"the rounds of table {table_id!r}"
-        )
+        return page
 
     @rpc
     async def Deal(self, request: pb.DealRequest, context: Context) -> pb.DealResponse:

@@ -24,7 +24,7 @@ T = TypeVar("T")
 CATCH_UP_SECONDS = 5.0
 
 
-class _Behind(Exception):
+class Behind(Exception):
     """The snapshot's views do not hold the log up to ``target`` yet."""
 
     def __init__(self, target: int) -> None:
@@ -52,32 +52,25 @@ class Views:
 
         When the views are current this costs one small query besides the read, in the same
         read-only transaction: the views' tracking rows and the log's newest position."""
+        return self.attempted(lambda upto: snapshot(self.store, read, upto), what, upto=upto)
+
+    def attempted(self, attempt: Callable[[int | None], T], what: str, *, upto: int | None) -> T:
+        """``read``'s waiting around ``attempt(upto)``, a read of a snapshot here or in a
+        reader process (``service.rpc.reader``): it raises ``Behind`` when the views do not
+        hold the log up to ``upto`` (None: the head its snapshot read), and ``ViewsMissing``
+        while they are rebuilt."""
         try:
             try:
-                return self.store.as_of(self._current(read, upto))
-            except _Behind as behind:
+                return attempt(upto)
+            except Behind as behind:
                 target = behind.target
             self._wait(target, what)
             try:
-                return self.store.as_of(self._current(read, target))
-            except _Behind:  # caught up, then dropped and rebuilt from the start since
+                return attempt(target)
+            except Behind:  # caught up, then dropped and rebuilt from the start since
                 raise _rebuilding() from None
         except ViewsMissing:
             raise _rebuilding() from None
-
-    def _current(self, read: Callable[[ViewStore], T], upto: int | None) -> Callable[[Tracking], T]:
-        """``read`` for a snapshot of views of this schema that hold the log up to ``upto``
-        (None: its head in the same snapshot); ``_Behind`` when they do not yet."""
-
-        def current(tracking: Tracking) -> T:
-            _check_schema(tracking.schema)
-            target = tracking.head if upto is None else upto
-            assert target is not None  # the store reads the head (``__init__``)
-            if tracking.position < target:
-                raise _Behind(target)
-            return read(self.store)
-
-        return current
 
     def finished_round(self, round_id: str, ended: Callable[[], bool]) -> FinishedRound | None:
         """The views' row of a round: one found is final, so the views need not be current;
@@ -111,6 +104,21 @@ class Views:
             f"the results view has not caught up with {what} within "
             f"{CATCH_UP_SECONDS:g} s; retry shortly"
         )
+
+
+def snapshot(store: ViewStore, read: Callable[[ViewStore], T], upto: int | None) -> T:
+    """``read(store)`` in a snapshot of views of this schema that hold the log up to ``upto``
+    (None: its head in the same snapshot); ``Behind`` when they do not yet."""
+
+    def current(tracking: Tracking) -> T:
+        _check_schema(tracking.schema)
+        target = tracking.head if upto is None else upto
+        assert target is not None  # the store reads the head (``Views``)
+        if tracking.position < target:
+            raise Behind(target)
+        return read(store)
+
+    return store.as_of(current)
 
 
 def _check_schema(found: int) -> None:
