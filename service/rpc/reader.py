@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 import threading
 import traceback
@@ -47,10 +48,9 @@ def readers(environ: Mapping[str, str]) -> int:
     value = environ.get(READERS, "").strip()
     if not value:
         return DEFAULT_READERS
-    try:
-        count = int(value)
-    except ValueError:
-        raise ValueError(f"{READERS} must be a number (0: none), got {value!r}") from None
+    if not re.fullmatch(r"-?[0-9]+", value):  # not int()'s "1_0" (10) nor "\u0663" (3)
+        raise ValueError(f"{READERS} must be a number (0: none), got {value!r}")
+    count = int(value)
     if not 0 <= count <= 16:
         raise ValueError(f"{READERS} must be from 0 to 16, got {count}")
     return count
@@ -59,7 +59,9 @@ def readers(environ: Mapping[str, str]) -> int:
 def _serve(conn: Connection, settings: dict[str, Any]) -> None:
     """A reader process: a lower priority, Ctrl-C left to the server (which stops it), its own
     connection to the views; then a page (``listings.encoded``) for each request, until the
-    server closes the pipe. What no page should raise comes back as ``("failed", traceback)``."""
+    server closes the pipe. What no page should raise comes back as ``("failed", traceback)``.
+    A server gone (killed) while a page was read leaves nobody to answer: the reader ends,
+    quietly (its traceback would land in the server's log stream, which it shares)."""
     os.nice(NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     store = ViewStore(**settings)
@@ -67,13 +69,16 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
         while True:
             try:
                 asked = conn.recv()
-            except EOFError:
+            except (EOFError, OSError):  # closed by the server, or reset by its death
                 return
             try:
                 answer: Answer = encoded(store, *asked)
             except Exception:
                 answer = ("failed", traceback.format_exc())
-            conn.send(answer)
+            try:
+                conn.send(answer)
+            except OSError:  # BrokenPipeError: the server's end is closed, the server gone
+                return
     finally:
         store.close()
 

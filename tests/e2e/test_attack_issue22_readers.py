@@ -1,0 +1,106 @@
+"""Attacks from outside on the reader processes of the listings of rounds (issue 22,
+``service.rpc.reader``): real ``thirteen serve`` processes killed, flooded and misconfigured,
+each finding one test that failed on the code as found."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from tests.e2e.helpers import wait_until
+from tests.e2e.test_reader_processes import LISTINGS, _listed, _raw, _readers, _served, _written
+from tests.support.serve_process import SCRIPT, ServeProcess
+
+SQLITE = {"THIRTEEN_STORE": "sqlite"}
+
+
+def _listing_in_a_loop(server: ServeProcess, callers: int) -> tuple[threading.Event, list[str]]:
+    """``callers`` threads asking for full pages of the three listings until the event is set;
+    the codes they got."""
+    done = threading.Event()
+    codes: list[str] = []
+
+    def loop(i: int) -> None:
+        path, request_type, subject = LISTINGS[i % len(LISTINGS)]
+        while not done.is_set():
+            answer = _raw(server, path, request_type(**subject, page_size=100))
+            codes.append("OK" if isinstance(answer, bytes) else answer[0])
+
+    for i in range(callers):
+        threading.Thread(target=loop, args=(i,), daemon=True).start()
+    return done, codes
+
+
+def _pages_ok(codes: list[str]) -> bool:
+    return codes.count("OK") >= 10
+
+
+def _gone(pids: list[int]) -> bool:
+    """Whether none of ``pids`` runs any more (a zombie of a dead parent is reaped by init)."""
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            return False
+    return True
+
+
+def test_the_serving_process_killed_mid_read_leaves_no_reader_and_no_traceback(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL to the serving process while its reader encodes pages for callers: the reader
+    answers into a pipe nobody holds any more. It must end at once, quietly (it wrote a
+    ``BrokenPipeError`` traceback into the server's log stream, which it shares), hold nothing
+    that stops a restart on the same data (SQLite's one serving process), and the restarted
+    server lists every round."""
+    data = tmp_path / "data"
+    _written(data, SQLITE)
+    for attempt in range(3):  # the reader is busy nearly all the time: one kill lands mid-read
+        server = _served(data, SQLITE)
+        done, codes = _listing_in_a_loop(server, 6)
+        try:
+            wait_until(functools.partial(_pages_ok, codes), "pages from the reader", 60)
+            readers = _readers(server.process.pid)
+            assert readers, "no reader process"
+            server.process.send_signal(signal.SIGKILL)
+            server.process.wait(timeout=30)
+        finally:
+            done.set()
+        started = time.monotonic()
+        wait_until(functools.partial(_gone, readers), "the orphaned readers to end", 5)
+        assert time.monotonic() - started < 5
+        time.sleep(0.3)  # what they wrote last reaches the test's reading thread
+        said = "".join(server.lines)
+        assert "Traceback" not in said, (attempt, said[-3000:])
+        assert "BrokenPipeError" not in said
+    restarted = _served(data, SQLITE)
+    try:
+        assert len(_listed(restarted)) == 240
+    finally:
+        restarted.stop()
+    assert restarted.process.returncode == 0
+
+
+def test_serve_refuses_a_number_of_readers_python_alone_would_read(tmp_path: Path) -> None:
+    """``int()`` reads ``1_0`` as 10 and ``٣`` (Arabic-Indic three) as 3: a typo or a
+    look-alike in ``THIRTEEN_READERS`` started that many readers silently. Only ASCII digits
+    (and the spaces around them) are a number of readers; the rest is one line, status 2."""
+    for value in ("1_0", "\u0663", "-1", "17", "x", "1e3", "0x1"):
+        done = subprocess.run(
+            [str(SCRIPT), "serve", "--address", "127.0.0.1:0", "--data", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=30,  # a server that starts runs until killed: a failure
+            env={**os.environ, **SQLITE, "THIRTEEN_READERS": value},
+        )
+        assert done.returncode == 2, (value, done.stderr[-2000:])
+        [line] = [line for line in done.stderr.splitlines() if not line.startswith("{")]
+        assert line.startswith("thirteen serve: THIRTEEN_READERS must be"), line
+        assert "Traceback" not in done.stderr
