@@ -11,7 +11,8 @@ that dies (killed, out of memory), even halfway through an answer, is seen at on
 of its pipe (``concurrent.futures.ProcessPoolExecutor`` shares one pipe among its processes and
 can wait forever for the rest of an answer cut off). The read is then asked once more, of a
 new reader: a read has no effect, so asking it twice is safe; a second loss is
-``UNAVAILABLE``, to retry."""
+``UNAVAILABLE``, to retry. A reader that does not answer within ``READ_SECONDS`` (stopped,
+frozen) is killed and the read ``UNAVAILABLE``: it would hold the heavy reads' turn for good."""
 
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ ASKED = 2
 died under it."""
 STOP_SECONDS = 5.0
 """How long a stopping server waits for a reader to end its read before killing it."""
+READ_SECONDS = 10.0
+"""How long a page may take in a reader (milliseconds, as a rule) before the reader is taken for
+stuck (stopped, frozen, waiting on a lock): killed, and the read ``UNAVAILABLE``. Its turn of
+the heavy reads (``Runner.heavy``) is then free: a reader that never answers held it for good,
+every listing of the server waiting behind it past its deadline."""
 
 
 def readers(environ: Mapping[str, str]) -> int:
@@ -83,6 +89,10 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
         store.close()
 
 
+class Stuck(Exception):
+    """A reader has not answered in time (``READ_SECONDS``)."""
+
+
 class _Process:
     """One reader process and the server's end of its pipe."""
 
@@ -95,9 +105,12 @@ class _Process:
         self.process.start()
         theirs.close()  # only the reader holds it now: its end is the end of the pipe
 
-    def ask(self, asked: tuple[Any, ...]) -> Answer:
-        """Its answer; ``EOFError`` or ``OSError`` once the process is gone."""
+    def ask(self, asked: tuple[Any, ...], wait: float) -> Answer:
+        """Its answer; ``EOFError`` or ``OSError`` once the process is gone, ``Stuck`` when it
+        has not answered within ``wait`` seconds."""
         self.conn.send(asked)
+        if not self.conn.poll(wait):  # a process gone is readable at once: its end of file
+            raise Stuck
         answer: Answer = self.conn.recv()
         return answer
 
@@ -130,7 +143,13 @@ class Reader:
             for _ in range(ASKED):
                 reader = self._taken()
                 try:
-                    answer = reader.ask(asked)
+                    answer = reader.ask(asked, READ_SECONDS)
+                except Stuck:  # not asked again: the read itself may be what holds it up
+                    self._lost(reader)
+                    raise Unavailable(
+                        f"the reader process did not answer within {READ_SECONDS:g} s; "
+                        "retry the call"
+                    ) from None
                 except (EOFError, OSError):  # it died: a new one, and the read once more
                     self._lost(reader)
                     continue

@@ -11,7 +11,11 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
+import grpc
+
+from service.rpc.reader import READ_SECONDS
 from tests.e2e.helpers import wait_until
 from tests.e2e.test_reader_processes import LISTINGS, _listed, _raw, _readers, _served, _written
 from tests.support.serve_process import SCRIPT, ServeProcess
@@ -104,3 +108,39 @@ def test_serve_refuses_a_number_of_readers_python_alone_would_read(tmp_path: Pat
         [line] = [line for line in done.stderr.splitlines() if not line.startswith("{")]
         assert line.startswith("thirteen serve: THIRTEEN_READERS must be"), line
         assert "Traceback" not in done.stderr
+
+
+def test_a_reader_that_stops_answering_does_not_hold_the_listings_for_good(
+    tmp_path: Path,
+) -> None:
+    """A reader stopped (SIGSTOP: a debugger, a frozen cgroup; or a read waiting on a lock)
+    never answers: the thread waiting for it held the one turn of the heavy reads for good, and
+    every listing of the server, whatever its deadline, waited behind it until it passed. The
+    read is given up after ``READ_SECONDS`` (UNAVAILABLE, with details), the reader killed, and
+    the next listing answered at once by a new one."""
+    data = tmp_path / "data"
+    _written(data, SQLITE)
+    server = _served(data, SQLITE)
+    try:
+        listed = _listed(server)
+        [stopped] = wait_until(lambda: _readers(server.process.pid), "a reader process")
+        os.kill(stopped, signal.SIGSTOP)
+        path, request_type, subject = LISTINGS[0]
+        started = time.monotonic()
+        call: Any = server.channel.unary_unary(
+            path, request_serializer=request_type.SerializeToString
+        )
+        try:
+            call(request_type(**subject, page_size=5), timeout=20)
+            raise AssertionError("a stopped reader answered")
+        except grpc.RpcError as error:
+            assert error.code() == grpc.StatusCode.UNAVAILABLE, error
+            assert "did not answer" in (error.details() or "")
+        assert time.monotonic() - started < READ_SECONDS + 5
+        started = time.monotonic()
+        assert _listed(server) == listed
+        assert time.monotonic() - started < 5
+        wait_until(functools.partial(_gone, [stopped]), "the stuck reader to be killed", 5)
+    finally:
+        server.stop()
+    assert server.process.returncode == 0
