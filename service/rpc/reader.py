@@ -99,11 +99,16 @@ class _Process:
     def __init__(self, settings: dict[str, Any]) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, theirs = context.Pipe()
-        self.process: BaseProcess = context.Process(
-            target=_serve, args=(theirs, settings), name="thirteen-reader", daemon=True
-        )
-        self.process.start()
-        theirs.close()  # only the reader holds it now: its end is the end of the pipe
+        try:
+            self.process: BaseProcess = context.Process(
+                target=_serve, args=(theirs, settings), name="thirteen-reader", daemon=True
+            )
+            self.process.start()
+        except BaseException:  # out of file descriptors or processes: nothing left open
+            self.conn.close()
+            raise
+        finally:
+            theirs.close()  # only the reader holds it now: its end is the end of the pipe
 
     def ask(self, asked: tuple[Any, ...], wait: float) -> Answer:
         """Its answer; ``EOFError`` or ``OSError`` once the process is gone, ``Stuck`` when it
@@ -165,7 +170,13 @@ class Reader:
                 raise Unavailable("the server is stopping")
             if self._idle:
                 return self._idle.pop()
-            reader = _Process(self.settings)
+            try:
+                reader = _Process(self.settings)
+            except OSError as error:  # EMFILE, EAGAIN, ENOMEM: the server's limits, for now
+                raise Unavailable(
+                    f"no reader process could be started ({error.strerror or error}); "
+                    "retry the call"
+                ) from None
             self._all.add(reader)
             return reader
 

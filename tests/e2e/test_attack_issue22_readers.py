@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -141,6 +142,39 @@ def test_a_reader_that_stops_answering_does_not_hold_the_listings_for_good(
         assert _listed(server) == listed
         assert time.monotonic() - started < 5
         wait_until(functools.partial(_gone, [stopped]), "the stuck reader to be killed", 5)
+    finally:
+        server.stop()
+    assert server.process.returncode == 0
+
+
+def test_a_reader_that_cannot_be_started_is_unavailable_not_internal(tmp_path: Path) -> None:
+    """The serving process at its limit of open files (many connections, a low ``ulimit -n``)
+    when its reader must be replaced: starting one (its pipes) failed with ``EMFILE`` and the
+    listing answered INTERNAL, where the server reading pages itself answered them. It is
+    UNAVAILABLE now, with details, and the first page once files are free again starts one."""
+    data = tmp_path / "data"
+    _written(data, SQLITE)
+    server = _served(data, SQLITE)
+    pid = server.process.pid
+    path, request_type, subject = LISTINGS[0]
+    try:
+        listed = _listed(server)
+        [killed] = wait_until(lambda: _readers(pid), "a reader process")
+        os.kill(killed, signal.SIGKILL)
+        wait_until(functools.partial(_gone, [killed]), "the reader to die", 5)
+        soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir(f"/proc/{pid}/fd")), hard))
+        try:
+            answers = [_raw(server, path, request_type(**subject, page_size=5)) for _ in range(3)]
+        finally:
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+        refused = [a for a in answers if not isinstance(a, bytes)]
+        assert refused, "a reader started with no file descriptor left"
+        for code, details in refused:
+            assert code == "UNAVAILABLE", (code, details)
+            assert "no reader process could be started" in details
+        assert _listed(server) == listed
+        assert _readers(pid)
     finally:
         server.stop()
     assert server.process.returncode == 0
