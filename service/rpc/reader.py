@@ -198,13 +198,18 @@ class Reader:
             return [r.process.pid for r in self._all if r.process.pid]
 
     def close(self) -> None:
-        """Stop the readers: each ends once it has answered (a read still running for a
-        caller gone ends in milliseconds); one that does not within ``STOP_SECONDS`` is
-        killed. Reads asked after are ``UNAVAILABLE``."""
+        """Stop the readers, once the server's calls have had their grace: an idle one ends
+        when its pipe closes (killed if it has not within ``STOP_SECONDS``); one still reading
+        is killed at once, for a call already given up (a stopped or stuck reader would hold
+        its thread, and the server's stop, up to ``READ_SECONDS``): that thread sees its pipe
+        end and lets it go. Reads asked after are ``UNAVAILABLE``."""
         with self._lock:
             self._closed = True
-            readers, self._idle = list(self._all), []
-        for reader in readers:
+            idle, self._idle = self._idle, []
+            busy = [reader for reader in self._all if reader not in idle]
+        for reader in busy:
+            reader.process.kill()
+        for reader in idle:
             reader.end(STOP_SECONDS)
 
 

@@ -178,3 +178,40 @@ def test_a_reader_that_cannot_be_started_is_unavailable_not_internal(tmp_path: P
     finally:
         server.stop()
     assert server.process.returncode == 0
+
+
+def test_sigterm_with_a_read_in_a_stuck_reader_stops_within_the_grace(tmp_path: Path) -> None:
+    """SIGTERM while a page is read by a reader that does not answer (stopped): the server
+    stopped its readers only after its pool's threads were done, and the thread waiting for
+    that reader never was: the server never exited (after ``READ_SECONDS`` since it gives
+    up, still twice its grace of 5 s). The readers are stopped right after the grace now, a
+    reader still reading killed: exit 0 within the grace and a little more, no reader left."""
+    data = tmp_path / "data"
+    _written(data, SQLITE)
+    server = _served(data, SQLITE)
+    path, request_type, subject = LISTINGS[0]
+    stopped = 0
+    try:
+        _listed(server)
+        [stopped] = wait_until(lambda: _readers(server.process.pid), "a reader process")
+        os.kill(stopped, signal.SIGSTOP)
+        answers: list[bytes | tuple[str, str]] = []
+        caller = threading.Thread(
+            target=lambda: answers.append(
+                _raw(server, path, request_type(**subject, page_size=100))
+            )
+        )
+        caller.start()
+        time.sleep(1)  # its read is in the stopped reader now
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=30) == 0
+        assert time.monotonic() - started < 5 + 2.5
+        caller.join(10)
+        assert answers and not isinstance(answers[0], bytes)
+        wait_until(functools.partial(_gone, [stopped]), "the stuck reader to be killed", 5)
+    finally:
+        if server.process.poll() is None:
+            server.kill()
+        if stopped and not _gone([stopped]):
+            os.kill(stopped, signal.SIGKILL)
