@@ -118,9 +118,9 @@ class Running:
         self.projector.stop()
         if self.transparency is not None:
             self.transparency.stop()
-        self.executor.shutdown(wait=True)
-        if self.reader is not None:
+        if self.reader is not None:  # before the pool: a read past the grace is let go
             self.reader.close()
+        self.executor.shutdown(wait=True)
         self.views.close()
         self.app.close()
         if self.tracing is not None:

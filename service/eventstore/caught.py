@@ -34,9 +34,13 @@ class Caught:
 
     def restart(self, seen: int) -> int:
         """The writer starts looking at the log after ``seen`` (its first batch, or after
-        falling too far behind): nothing before is known. Returns ``seen``."""
+        falling too far behind): nothing before is known. Returns ``seen``.
+
+        What is kept stays (the deque drops the oldest as it fills): a follower may hold the
+        span it read before this (``events_after`` reads it, then what is kept), and would find
+        the other replicas' events of that span gone. Every event kept is at or below ``seen``
+        (stored, so at most the log's newest), below any span from now on."""
         self.whole = (seen, seen)
-        self.kept.clear()
         return seen
 
     def read(self, seen: int, changed: Sequence[Notification]) -> None:

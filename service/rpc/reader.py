@@ -11,12 +11,14 @@ that dies (killed, out of memory), even halfway through an answer, is seen at on
 of its pipe (``concurrent.futures.ProcessPoolExecutor`` shares one pipe among its processes and
 can wait forever for the rest of an answer cut off). The read is then asked once more, of a
 new reader: a read has no effect, so asking it twice is safe; a second loss is
-``UNAVAILABLE``, to retry."""
+``UNAVAILABLE``, to retry. A reader that does not answer within ``READ_SECONDS`` (stopped,
+frozen) is killed and the read ``UNAVAILABLE``: it would hold the heavy reads' turn for good."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 import threading
 import traceback
@@ -40,6 +42,11 @@ ASKED = 2
 died under it."""
 STOP_SECONDS = 5.0
 """How long a stopping server waits for a reader to end its read before killing it."""
+READ_SECONDS = 10.0
+"""How long a page may take in a reader (milliseconds, as a rule) before the reader is taken for
+stuck (stopped, frozen, waiting on a lock): killed, and the read ``UNAVAILABLE``. Its turn of
+the heavy reads (``Runner.heavy``) is then free: a reader that never answers held it for good,
+every listing of the server waiting behind it past its deadline."""
 
 
 def readers(environ: Mapping[str, str]) -> int:
@@ -47,10 +54,9 @@ def readers(environ: Mapping[str, str]) -> int:
     value = environ.get(READERS, "").strip()
     if not value:
         return DEFAULT_READERS
-    try:
-        count = int(value)
-    except ValueError:
-        raise ValueError(f"{READERS} must be a number (0: none), got {value!r}") from None
+    if not re.fullmatch(r"-?[0-9]+", value):  # not int()'s "1_0" (10) nor "\u0663" (3)
+        raise ValueError(f"{READERS} must be a number (0: none), got {value!r}")
+    count = int(value)
     if not 0 <= count <= 16:
         raise ValueError(f"{READERS} must be from 0 to 16, got {count}")
     return count
@@ -59,7 +65,9 @@ def readers(environ: Mapping[str, str]) -> int:
 def _serve(conn: Connection, settings: dict[str, Any]) -> None:
     """A reader process: a lower priority, Ctrl-C left to the server (which stops it), its own
     connection to the views; then a page (``listings.encoded``) for each request, until the
-    server closes the pipe. What no page should raise comes back as ``("failed", traceback)``."""
+    server closes the pipe. What no page should raise comes back as ``("failed", traceback)``.
+    A server gone (killed) while a page was read leaves nobody to answer: the reader ends,
+    quietly (its traceback would land in the server's log stream, which it shares)."""
     os.nice(NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     store = ViewStore(**settings)
@@ -67,15 +75,22 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
         while True:
             try:
                 asked = conn.recv()
-            except EOFError:
+            except (EOFError, OSError):  # closed by the server, or reset by its death
                 return
             try:
                 answer: Answer = encoded(store, *asked)
             except Exception:
                 answer = ("failed", traceback.format_exc())
-            conn.send(answer)
+            try:
+                conn.send(answer)
+            except OSError:  # BrokenPipeError: the server's end is closed, the server gone
+                return
     finally:
         store.close()
+
+
+class Stuck(Exception):
+    """A reader has not answered in time (``READ_SECONDS``)."""
 
 
 class _Process:
@@ -84,15 +99,23 @@ class _Process:
     def __init__(self, settings: dict[str, Any]) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, theirs = context.Pipe()
-        self.process: BaseProcess = context.Process(
-            target=_serve, args=(theirs, settings), name="thirteen-reader", daemon=True
-        )
-        self.process.start()
-        theirs.close()  # only the reader holds it now: its end is the end of the pipe
+        try:
+            self.process: BaseProcess = context.Process(
+                target=_serve, args=(theirs, settings), name="thirteen-reader", daemon=True
+            )
+            self.process.start()
+        except BaseException:  # out of file descriptors or processes: nothing left open
+            self.conn.close()
+            raise
+        finally:
+            theirs.close()  # only the reader holds it now: its end is the end of the pipe
 
-    def ask(self, asked: tuple[Any, ...]) -> Answer:
-        """Its answer; ``EOFError`` or ``OSError`` once the process is gone."""
+    def ask(self, asked: tuple[Any, ...], wait: float) -> Answer:
+        """Its answer; ``EOFError`` or ``OSError`` once the process is gone, ``Stuck`` when it
+        has not answered within ``wait`` seconds."""
         self.conn.send(asked)
+        if not self.conn.poll(wait):  # a process gone is readable at once: its end of file
+            raise Stuck
         answer: Answer = self.conn.recv()
         return answer
 
@@ -125,7 +148,13 @@ class Reader:
             for _ in range(ASKED):
                 reader = self._taken()
                 try:
-                    answer = reader.ask(asked)
+                    answer = reader.ask(asked, READ_SECONDS)
+                except Stuck:  # not asked again: the read itself may be what holds it up
+                    self._lost(reader)
+                    raise Unavailable(
+                        f"the reader process did not answer within {READ_SECONDS:g} s; "
+                        "retry the call"
+                    ) from None
                 except (EOFError, OSError):  # it died: a new one, and the read once more
                     self._lost(reader)
                     continue
@@ -141,7 +170,13 @@ class Reader:
                 raise Unavailable("the server is stopping")
             if self._idle:
                 return self._idle.pop()
-            reader = _Process(self.settings)
+            try:
+                reader = _Process(self.settings)
+            except OSError as error:  # EMFILE, EAGAIN, ENOMEM: the server's limits, for now
+                raise Unavailable(
+                    f"no reader process could be started ({error.strerror or error}); "
+                    "retry the call"
+                ) from None
             self._all.add(reader)
             return reader
 
@@ -163,13 +198,18 @@ class Reader:
             return [r.process.pid for r in self._all if r.process.pid]
 
     def close(self) -> None:
-        """Stop the readers: each ends once it has answered (a read still running for a
-        caller gone ends in milliseconds); one that does not within ``STOP_SECONDS`` is
-        killed. Reads asked after are ``UNAVAILABLE``."""
+        """Stop the readers, once the server's calls have had their grace: an idle one ends
+        when its pipe closes (killed if it has not within ``STOP_SECONDS``); one still reading
+        is killed at once, for a call already given up (a stopped or stuck reader would hold
+        its thread, and the server's stop, up to ``READ_SECONDS``): that thread sees its pipe
+        end and lets it go. Reads asked after are ``UNAVAILABLE``."""
         with self._lock:
             self._closed = True
-            readers, self._idle = list(self._all), []
-        for reader in readers:
+            idle, self._idle = self._idle, []
+            busy = [reader for reader in self._all if reader not in idle]
+        for reader in busy:
+            reader.process.kill()
+        for reader in idle:
             reader.end(STOP_SECONDS)
 
 

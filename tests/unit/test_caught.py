@@ -123,3 +123,25 @@ def test_memory_serves_a_follower_one_batch_behind() -> None:
     assert caught.after(13, 100, list(recent), 8) is None  # the newest: read the store
     caught.committed(15, 15)  # 14 may be another replica's: not known
     assert caught.after(13, 100, list(recent), 8) is None
+
+
+def test_a_span_read_before_the_writer_starts_afresh_still_finds_its_events() -> None:
+    """The follower reads the span (``events_after``: ``caught.whole``, then ``recent``), and
+    only then what is kept. The writer, far behind, may start afresh in between (``restart``
+    and its next catch-up, on its own thread): the kept events of the span it read were gone,
+    and memory gave this process's own commit at the span's end as the next event, the other
+    replicas' events before it skipped (never seen by the follower's listeners: watch streams,
+    the projector)."""
+    caught = Caught()
+    recent: deque[tuple[int, Any]] = deque(maxlen=8)
+    caught.restart(10)
+    caught.read(10, [stored(11, "theirs"), stored(12, "theirs"), stored(13, "theirs")])
+    mine = Mine(14)
+    recent.append((14, mine))
+    caught.committed(14, 14)
+    span = caught.whole  # the follower at 11 reads the span, and recent
+    snapshot = list(recent)
+    caught.restart(40_000)  # meanwhile the writer, 20 pages behind, starts afresh
+    caught.read(40_000, [stored(40_001, "theirs")])
+    given_back = caught.after(11, 100, snapshot, 8, span)
+    assert given_back is None or [p for p, _, _, _ in given_back] == [12, 13, 14]
