@@ -1,10 +1,12 @@
 """A page of a listing of rounds (``service.rpc.listings``), answered as of the call: read in a
 reader process and answered with the bytes it encoded (``service.rpc.reader``), or, without
 reader processes, read and mapped on a worker thread here. Either way a heavy read
-(``Runner.heavy``: one at a time, paced), with ``Views``' waiting for the views around it."""
+(``Runner.heavy``, paced: here one at a time, in readers as many at once as there are readers),
+with ``Views``' waiting for the views around it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +35,9 @@ class Pages:
         self.views = views
         self.run = run
         self.reader = reader
+        # Pages read elsewhere take turns of their own, as many at once as there are readers
+        # (the serving process only hands each over); read here, one heavy read at a time.
+        self.lane = None if reader is None else asyncio.Semaphore(reader.processes)
 
     async def listed(
         self, kind: str, subject: str, request: Any, check: Callable[[], object]
@@ -63,7 +68,7 @@ class Pages:
             check()
             return _as_of(listing, after, here if self.reader is None else there)
 
-        return await self.run.heavy(answer)
+        return await self.run.heavy(answer, lane=self.lane)
 
     def _asked(self, kind: str, subject: str, after: int, size: int, upto: int | None) -> bytes:
         assert self.reader is not None

@@ -134,6 +134,7 @@ class Reader:
 
     def __init__(self, store: ViewStore, processes: int) -> None:
         self.settings = store.settings()
+        self.processes = processes
         self._slots = threading.BoundedSemaphore(processes)
         self._lock = threading.Lock()
         self._idle: list[_Process] = []

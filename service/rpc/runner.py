@@ -74,7 +74,13 @@ class Runner:
         call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
         return await loop.run_in_executor(self.executor, call)
 
-    async def heavy(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def heavy(
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        lane: asyncio.Semaphore | None = None,
+        **kwargs: Any,
+    ) -> T:
         """``fn`` on the pool once no other heavy read runs (first come, first served) and
         the last has rested (``HEAVY_REST`` times the CPU time it used: not the time it
         waited, for the views to catch up or for the interpreter).
@@ -82,15 +88,20 @@ class Runner:
         A caller that leaves (its deadline passed, grpc cancels it) while queued frees its
         turn, and its read never starts; once its read runs on the pool, the read keeps the
         slot until its thread is done, and its CPU time counts toward the rest (issue 22:
-        callers with short deadlines otherwise ran heavy reads side by side, unpaced)."""
+        callers with short deadlines otherwise ran heavy reads side by side, unpaced).
+
+        ``lane``: a turn of its own instead of the one heavy read at a time, for reads run in
+        other processes (the reader processes' pages: as many at once as there are readers),
+        paced by the same rest."""
         loop = asyncio.get_running_loop()
-        await self._heavy.acquire()
+        turn = self._heavy if lane is None else lane
+        await turn.acquire()
         try:
             pause = self._heavy_from - loop.time()
             if pause > 0:
                 await asyncio.sleep(pause)
         except BaseException:
-            self._heavy.release()
+            turn.release()
             raise
         used = 0.0
         left = False  # the caller was cancelled before the pool took the read up
@@ -109,7 +120,7 @@ class Runner:
             if not work.cancelled():
                 work.exception()  # retrieved here: a caller that left does not read it
             self._heavy_from = loop.time() + used * HEAVY_REST
-            self._heavy.release()
+            turn.release()
 
         call = functools.partial(contextvars.copy_context().run, timed)
         work = loop.run_in_executor(self.executor, call)

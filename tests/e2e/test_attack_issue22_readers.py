@@ -215,3 +215,37 @@ def test_sigterm_with_a_read_in_a_stuck_reader_stops_within_the_grace(tmp_path: 
             server.kill()
         if stopped and not _gone([stopped]):
             os.kill(stopped, signal.SIGKILL)
+
+
+def test_two_readers_read_two_pages_at_once(tmp_path: Path) -> None:
+    """``THIRTEEN_READERS=2`` started one reader however many pages were asked at once: a page
+    took the one turn of the heavy reads, so the second reader never had one. Pages read in
+    readers now take turns as many at once as there are readers: with one reader stopped
+    under a page, the next page is read by a second reader before the first gives up."""
+    data = tmp_path / "data"
+    _written(data, SQLITE)
+    server = _served(data, SQLITE, readers=2)
+    path, request_type, subject = LISTINGS[0]
+    stopped = 0
+    try:
+        listed = _listed(server)
+        [stopped] = wait_until(lambda: _readers(server.process.pid), "a reader process")
+        os.kill(stopped, signal.SIGSTOP)
+        order: list[str] = []
+        stuck = threading.Thread(
+            target=lambda: order.append(
+                "stuck" if not isinstance(_raw(server, path, request_type(**subject)), bytes)
+                else "stuck answered"
+            )
+        )
+        stuck.start()
+        time.sleep(1)  # its page is in the stopped reader now
+        assert _listed(server) == listed  # read by a second reader meanwhile
+        order.append("listed")
+        stuck.join(READ_SECONDS + 30)
+        assert order == ["listed", "stuck"], order
+        assert len(_readers(server.process.pid)) >= 1
+    finally:
+        server.stop()
+        if stopped and not _gone([stopped]):
+            os.kill(stopped, signal.SIGKILL)
