@@ -234,7 +234,8 @@ def test_two_readers_read_two_pages_at_once(tmp_path: Path) -> None:
         order: list[str] = []
         stuck = threading.Thread(
             target=lambda: order.append(
-                "stuck" if not isinstance(_raw(server, path, request_type(**subject)), bytes)
+                "stuck"
+                if not isinstance(_raw(server, path, request_type(**subject)), bytes)
                 else "stuck answered"
             )
         )

@@ -19,7 +19,6 @@ from typing import Any
 import grpc
 import pytest
 
-from domain.rules.ruleset import STANDARD
 from projections.store import SCHEMA_VERSION
 from service._generated.thirteen.v1 import (
     results_pb2,
@@ -42,6 +41,7 @@ from tests.e2e.helpers import (
     seated_table,
     showdowns,
     sit,
+    unarranged_rounds,
     wait_until,
 )
 from tests.e2e.test_player_rounds_upgrade import _as_schema_2
@@ -193,15 +193,7 @@ def _played_in_process(data: Path, rounds: int) -> None:
     clock = ManualClock()
     app = open_app(data, clock=clock, environ=SQLITE)
     try:
-        for player in PLAYERS:
-            app.credit(player, 10**9, f"start-{player}")
-        app.open_table("t", STANDARD)
-        for player in PLAYERS:
-            app.sit_down("t", player)
-        for k in range(rounds):
-            dealt = app.deal("t", request_id=f"r{k}")
-            clock.advance(61)  # R10.3: past the deadline, nobody arranged: both foul (R4.3)
-            app.reveal(dealt.round_id)
+        unarranged_rounds(app, clock, PLAYERS, rounds)
         views, _ = app.database.views()
         views.create()
         views.close()

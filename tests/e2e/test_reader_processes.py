@@ -18,10 +18,16 @@ from typing import Any
 
 import grpc
 
-from domain.rules.ruleset import STANDARD
 from service._generated.thirteen.v1 import results_pb2, table_pb2
 from service.opening import open_app
-from tests.e2e.helpers import arrange_well, deal, reveal, showdowns, wait_until
+from tests.e2e.helpers import (
+    arrange_well,
+    deal,
+    reveal,
+    showdowns,
+    unarranged_rounds,
+    wait_until,
+)
 from tests.support.clock import ManualClock
 from tests.support.serve_process import SCRIPT, ServeProcess
 
@@ -47,15 +53,7 @@ def _written(data: Path, environ: dict[str, str]) -> None:
     clock = ManualClock()
     app = open_app(data, clock=clock, environ=environ)
     try:
-        for player in PLAYERS:
-            app.credit(player, 10**9, f"start-{player}")
-        app.open_table("t", STANDARD)
-        for player in PLAYERS:
-            app.sit_down("t", player)
-        for k in range(ROUNDS_WRITTEN):
-            dealt = app.deal("t", request_id=f"r{k}")
-            clock.advance(61)
-            app.reveal(dealt.round_id)
+        unarranged_rounds(app, clock, PLAYERS, ROUNDS_WRITTEN)
     finally:
         app.close()
 
