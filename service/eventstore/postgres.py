@@ -102,6 +102,13 @@ class PostgresEvents(PostgresApplicationRecorder):
 
         pool._check = check  # the pool's pre-ping hook (psycopg_pool 3.2: ``check=``)
 
+    def _notify_channel(self, curs: Any) -> None:
+        """No ``NOTIFY``: the library sends one in every insert for subscriptions by
+        ``LISTEN``, and nothing here listens (the log's readers poll, as on SQLite, and read
+        what the writer already read from memory: ``service.eventstore.follower``); it was a
+        statement more in every batch's transaction and a place in PostgreSQL's notification
+        queue at its commit (issue 21)."""
+
     def protect(self) -> None:
         schema = self.env.get("POSTGRES_SCHEMA") or ""
         prefix = f'"{schema}".' if schema else ""
