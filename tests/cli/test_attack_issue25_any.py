@@ -16,12 +16,14 @@ NORMAL = {
 }
 
 
-def _score(special: str) -> list[int]:
+def _scored(special: str, ruleset: str = "puxian") -> list[dict[str, object]]:
+    """The players as ``thirteen score`` scores A declaring ``special`` with SMALL_TRIPS
+    against B's NORMAL arrangement under ``ruleset``."""
     done = run(
         ["score"],
         jsonl(
             {
-                "ruleset": "puxian",
+                "ruleset": ruleset,
                 "players": [
                     {"id": "A", "special": special, "cards": SMALL_TRIPS},
                     {"id": "B", **NORMAL},
@@ -30,8 +32,14 @@ def _score(special: str) -> list[int]:
         ),
     )
     assert done.status == 0, done.stdout + done.stderr
-    assert "special" in done.lines[0]["players"][0], done.lines
-    return [p["points"] for p in done.lines[0]["players"]]
+    players: list[dict[str, object]] = done.lines[0]["players"]
+    return players
+
+
+def _score(special: str) -> list[object]:
+    players = _scored(special)
+    assert "special" in players[0], players
+    return [p["points"] for p in players]
 
 
 def test_r5_4_any_under_special_order_points_plays_the_special_worth_most() -> None:
@@ -40,40 +48,14 @@ def test_r5_4_any_under_special_order_points_plays_the_special_worth_most() -> N
     four_trips scores +52 (neither player holds the horse 8h). ``any`` plays four_trips."""
     assert _score("four_trips") == [52, -52]
     assert _score("all_small") == [6, -6]
-    done = run(
-        ["score"],
-        jsonl(
-            {
-                "ruleset": "puxian",
-                "players": [
-                    {"id": "A", "special": "any", "cards": SMALL_TRIPS},
-                    {"id": "B", **NORMAL},
-                ],
-            }
-        ),
-    )
-    assert done.status == 0, done.stdout + done.stderr
-    a, b = done.lines[0]["players"]
+    a, b = _scored("any")
     assert (a["special"], a["points"], b["points"]) == ("four_trips", 52, -52)
 
 
 def test_r5_4_any_under_the_tables_order_still_plays_the_first_in_r5_2() -> None:
     """R5.2, R5.4: under ``special_order = table`` (standard) the same hand's ``any`` plays
     all_small, first in the table's order (10 points there), as it always did."""
-    done = run(
-        ["score"],
-        jsonl(
-            {
-                "ruleset": "standard",
-                "players": [
-                    {"id": "A", "special": "any", "cards": SMALL_TRIPS},
-                    {"id": "B", **NORMAL},
-                ],
-            }
-        ),
-    )
-    assert done.status == 0, done.stdout + done.stderr
-    assert done.lines[0]["players"][0]["special"] == "all_small"
+    assert _scored("any", "standard")[0]["special"] == "all_small"
 
 
 def test_r5_6_suggest_lists_the_specials_strongest_first_under_points_order() -> None:
