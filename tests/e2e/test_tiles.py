@@ -201,7 +201,9 @@ def test_r10_4_a_bundle_holding_a_round_in_progress_is_withheld_until_the_round_
     status, _, body = fetch(f"{base}/tile/entries/000.p/{size}")
     assert status == 404 and b"withheld" in body and dealt.round_id.encode() not in body
     assert fetch(f"{base}/tile/0/000.p/{size}")[0] == 200
-    assert mirror.missing() == size and mirror.withheld >= 1
+    # The mirror may have polled a checkpoint from before the deal (the seating only), whose
+    # bundle it holds: what it lacks is the newest entries, the deal's among them.
+    assert 0 < mirror.missing() <= size and mirror.withheld >= 1
     hands = [card for hand in hands_of(dealt).values() for card in hand]
     arrange_well(process, dealt)
     reveal(process, dealt.round_id)
