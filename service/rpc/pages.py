@@ -70,6 +70,12 @@ class Pages:
 
         return await self.run.heavy(answer, lane=self.lane)
 
+    async def of_table(self, kind: str, request: Any, check_table: Callable[[str], object]) -> Any:
+        """The page ``request`` asks of the listing ``kind`` of its ``table_id`` (``listed``);
+        NOT_FOUND for an unknown table (``check_table``), before the page is read."""
+        table_id = request.table_id
+        return await self.listed(kind, table_id, request, lambda: check_table(table_id))
+
     def _asked(self, kind: str, subject: str, after: int, size: int, upto: int | None) -> bytes:
         assert self.reader is not None
         answer = self.reader.page(kind, subject, after, size, upto)

@@ -89,10 +89,8 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
     async def ListRoundResults(
         self, request: results_pb2.ListRoundResultsRequest, context: Context
     ) -> results_pb2.ListRoundResultsResponse | bytes:  # bytes: as a reader process encoded it
-        table_id = request.table_id
-        # NOT_FOUND for an unknown table, before the page is read
-        page: results_pb2.ListRoundResultsResponse | bytes = await self.pages.listed(
-            "results", table_id, request, lambda: self.app.check_table(table_id)
+        page: results_pb2.ListRoundResultsResponse | bytes = await self.pages.of_table(
+            "results", request, self.app.check_table
         )
         return page
 

@@ -80,10 +80,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: pb.ListRoundsRequest, context: Context
     ) -> pb.ListRoundsResponse | bytes:  # bytes: as a reader process encoded it
         # The page is read as of the call from the table listing (projections.listing).
-        table_id = request.table_id
-        # NOT_FOUND for an unknown table, before the page is read
-        page: pb.ListRoundsResponse | bytes = await self.pages.listed(
-            "rounds", table_id, request, lambda: self.app.check_table(table_id)
+        page: pb.ListRoundsResponse | bytes = await self.pages.of_table(
+            "rounds", request, self.app.check_table
         )
         return page
 
