@@ -18,6 +18,7 @@ two libraries would differ, the tree or the fallback makes them agree:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -173,25 +174,25 @@ class FastJSONTranscoder(JSONTranscoder):
     def _hooked(self, value: dict[str, Any]) -> Any:
         """The registered types put back into a read tree, innermost first, as ``json``'s
         ``object_hook`` does; ``_Float`` at a float, which may have been a big integer."""
-        for k, v in value.items():
-            kind = type(v)
-            if kind is dict:
-                value[k] = self._hooked(v)
-            elif kind is list:
-                self._hooked_list(v)
-            elif kind is float:
-                raise _Float
+        self._hook_items(value, value.items())
         if len(value) == 2 and "_type_" in value:
             return self._decode_obj(value)
         return value
 
     def _hooked_list(self, value: list[Any]) -> list[Any]:
-        for i, v in enumerate(value):
+        self._hook_items(value, enumerate(value))
+        return value
+
+    def _hook_items(
+        self, into: dict[str, Any] | list[Any], items: Iterable[tuple[Any, Any]]
+    ) -> None:
+        """``_hooked`` for the dicts among ``items`` (the keys or indexes and values of ``into``),
+        put back in their place; lists looked through alike; ``_Float`` at a float."""
+        for key, v in items:
             kind = type(v)
             if kind is dict:
-                value[i] = self._hooked(v)
+                into[key] = self._hooked(v)
             elif kind is list:
-                self._hooked_list(v)
+                self._hook_items(v, enumerate(v))
             elif kind is float:
                 raise _Float
-        return value
