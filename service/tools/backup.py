@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from service.small_files import replace_private
+from service.tools.terminal import not_a_sqlite_store
 from service.transparency.remembered import restored_beside
 
 EVENTS = "thirteen.sqlite"
@@ -67,19 +68,6 @@ class BackupFailed(RuntimeError):
     names the file. Nothing of it is left behind."""
 
 
-def _check_store(events: Path) -> None:
-    """``BackupError`` unless ``events`` is a SQLite database that holds the events table."""
-    try:
-        with closing(sqlite3.connect(f"file:{events}?mode=ro", uri=True, timeout=30)) as db:
-            found = db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stored_events'"
-            ).fetchone()
-    except sqlite3.DatabaseError as error:
-        raise BackupError(f"{events} is not an event store: {error}") from None
-    if found is None:
-        raise BackupError(f"{events} is not an event store: it holds no events table")
-
-
 def _new_file(path: Path) -> None:
     """``path`` made empty with mode 0600 (SQLite would make it 0644 less the umask)."""
     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
@@ -98,16 +86,7 @@ def backup(
     ``key_files`` (those that exist) into ``target/keys``, ``log_key`` (one of them) named in
     the manifest as the log's key. The manifest written last says what the backup holds; a
     backup without it is incomplete. A copy that fails removes what it made (``BackupFailed``)."""
-    events = data / EVENTS
-    if not events.is_file():
-        raise BackupError(f"no event store in {data} (expected {events})")
-    _check_store(events)
-    if target.exists() and any(target.iterdir()):
-        raise BackupError(f"{target} exists and is not empty: a backup goes into a new directory")
-    if target.resolve().is_relative_to(data.resolve()):
-        raise BackupError(
-            f"{target} is inside the data directory {data}: a backup there is lost with it"
-        )
+    _refuse(data, target)
     made_target = not target.exists()
     target.mkdir(mode=0o700, parents=True, exist_ok=True)
     writing = target
@@ -120,7 +99,7 @@ def backup(
             copied.append(VIEWS)
         writing = target / EVENTS
         _new_file(writing)
-        _online_copy(events, writing)
+        _online_copy(data / EVENTS, writing)
         copied.append(EVENTS)
         keys = []
         for key_file in key_files:
@@ -146,14 +125,38 @@ def backup(
         raise BackupFailed(
             f"cannot write {writing}: {error}; nothing of the backup is left"
         ) from None
-    say(
+    say(_backed_up(data, target, manifest, key_files))
+    return manifest
+
+
+def _refuse(data: Path, target: Path) -> None:
+    """``BackupError`` unless ``data`` holds a SQLite store and ``target`` is a new or empty
+    directory outside ``data``."""
+    events = data / EVENTS
+    if not events.is_file():
+        raise BackupError(f"no event store in {data} (expected {events})")
+    not_a_store = not_a_sqlite_store(events)
+    if not_a_store is not None:
+        raise BackupError(not_a_store)
+    if target.exists() and any(target.iterdir()):
+        raise BackupError(f"{target} exists and is not empty: a backup goes into a new directory")
+    if target.resolve().is_relative_to(data.resolve()):
+        raise BackupError(
+            f"{target} is inside the data directory {data}: a backup there is lost with it"
+        )
+
+
+def _backed_up(data: Path, target: Path, manifest: dict[str, Any], key_files: list[Path]) -> str:
+    """The line ``backup`` says: what it copied from ``data`` into ``target`` (``manifest``),
+    and which of ``key_files`` were not there."""
+    keys = manifest["keys"]
+    return (
         f"backed up {manifest['events']} events"
-        + (" and the views" if VIEWS in copied else "")
+        + (" and the views" if VIEWS in manifest["files"] else "")
         + f" of {data} into {target}"
         + (f", with the key files {', '.join(keys)} in {target / KEYS}" if keys else "")
         + "".join(f"; {k} is not there: not in the backup" for k in key_files if not k.is_file())
     )
-    return manifest
 
 
 def _remove_made(target: Path, made_target: bool) -> None:

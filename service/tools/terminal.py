@@ -151,37 +151,39 @@ def not_a_store(events: Path) -> str | None:
     """Why the configured store holds no thirteen store (a SQLite file that is not a database
     or lacks the events table; a PostgreSQL schema that does not exist or lacks the events
     table), or None. Looked at read only: opening the application would create the tables."""
+    if os.environ.get("THIRTEEN_STORE", "sqlite") == "sqlite":
+        return not_a_sqlite_store(events)
+    return _not_a_postgres_store()
+
+
+def not_a_sqlite_store(events: Path) -> str | None:
+    """Why the SQLite file ``events`` holds no thirteen store (it is not a database, or it
+    lacks the events table), or None; opened read only."""
     import sqlite3
     from contextlib import closing
 
-    if os.environ.get("THIRTEEN_STORE", "sqlite") == "sqlite":
-        try:
-            with closing(sqlite3.connect(f"file:{events}?mode=ro", uri=True, timeout=30)) as db:
-                found = db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stored_events'"
-                ).fetchone()
-        except sqlite3.DatabaseError as error:
-            return f"{events} is not an event store: {error}"
-        return None if found else f"{events} is not an event store: it holds no events table"
-    return _not_a_postgres_store()
+    try:
+        with closing(sqlite3.connect(f"file:{events}?mode=ro", uri=True, timeout=30)) as db:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stored_events'"
+            ).fetchone()
+    except sqlite3.DatabaseError as error:
+        return f"{events} is not an event store: {error}"
+    return None if found else f"{events} is not an event store: it holds no events table"
 
 
 def _not_a_postgres_store() -> str | None:
     import psycopg
+    from psycopg.conninfo import make_conninfo
 
+    from service.eventstore.postgres import settings
     from service.eventstore.storage import POSTGRES_DEFAULTS
 
     env = {k: os.environ.get(k, v) for k, v in POSTGRES_DEFAULTS.items()}
     schema = os.environ.get("POSTGRES_SCHEMA") or "public"
     try:
         with psycopg.connect(
-            host=env["POSTGRES_HOST"],
-            port=env["POSTGRES_PORT"],
-            user=env["POSTGRES_USER"],
-            password=env["POSTGRES_PASSWORD"],
-            dbname=env["POSTGRES_DBNAME"],
-            connect_timeout=10,
-            autocommit=True,
+            make_conninfo("", **settings(env)), connect_timeout=10, autocommit=True
         ) as conn:
             if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
                 table = conn.execute(
