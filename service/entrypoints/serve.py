@@ -229,11 +229,10 @@ def _serve(
 def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     """The application on the store with its seed keys read (or, on a first start of the
     embedded default, created) and its transparency log's key checked; or ``Refused``."""
-    from service.eventstore.storage import StoreConfigError
-    from service.opening import open_app
+    from service.entrypoints.starting import checked_log, opened_store
     from service.rpc.reader import readers
     from service.seed_keys import SEED_KEY_FILE, SeedKeyError
-    from service.tools.log_keys import log_key_unreadable, log_options
+    from service.tools.log_keys import log_key_unreadable
 
     unreadable = log_key_unreadable(args)
     if unreadable is not None:
@@ -251,12 +250,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
             f"seed key file {seed_key} does not exist: create it once with "
             f"`thirteen seed-key init {seed_key}` and give every server of the store that file"
         )
-    try:
-        app = open_app(Path(args.data), seed_key=seed_key)
-    except StoreConfigError as error:
-        raise Refused(str(error)) from None
-    except Exception as error:  # the database is unreachable or unusable
-        raise Refused(f"cannot open the event store: {error}", 1) from None
+    app = opened_store(Path(args.data), seed_key)
     try:
         if creating:
             _refuse_a_new_seed_key(app, seed_key)
@@ -272,9 +266,7 @@ def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
                 file=sys.stderr,
                 flush=True,
             )
-        transparency = log_options(args, app)  # the log key, read (or created) and checked now
-        if isinstance(transparency, str):
-            raise Refused(transparency)
+        transparency = checked_log(args, app, "serve")
     except BaseException:
         app.close()
         raise

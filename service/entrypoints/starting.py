@@ -1,17 +1,21 @@
 """What the commands that run a process of the store share while they start (``serve`` and
 ``worker``): the one-line refusal that stops them, the metrics endpoint they open before the
-store, and the line that tells a person where the metrics are."""
+store, the store and the transparency log's options, and the line that tells a person where
+the metrics are."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
+    from service.application import Thirteen
     from service.metrics import Metrics
+    from service.transparency.options import LogOptions
 
 
 class Refused(Exception):
@@ -37,6 +41,31 @@ def listening_metrics(args: argparse.Namespace) -> Metrics | int | None:
         print(f"thirteen {args.command}: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT if error.malformed else 1
     return metrics
+
+
+def opened_store(data: Path, seed_key: Path | None = None) -> Thirteen:
+    """The application on the configured store (``service.opening.open_app``); or ``Refused``:
+    for a store configured wrongly, and with status 1 for one unreachable or unusable."""
+    from service.eventstore.storage import StoreConfigError
+    from service.opening import open_app
+
+    try:
+        return open_app(data, seed_key=seed_key)
+    except StoreConfigError as error:
+        raise Refused(str(error)) from None
+    except Exception as error:  # the database is unreachable or unusable
+        raise Refused(f"cannot open the event store: {error}", 1) from None
+
+
+def checked_log(args: argparse.Namespace, app: Thirteen, command: str) -> LogOptions:
+    """The transparency log's options from the flags of ``thirteen COMMAND``, its key read (or
+    created) and checked now (``log_options``); or ``Refused`` saying why they cannot be used."""
+    from service.tools.log_keys import log_options
+
+    transparency = log_options(args, app, command)
+    if isinstance(transparency, str):
+        raise Refused(transparency)
+    return transparency
 
 
 def say(line: str) -> None:

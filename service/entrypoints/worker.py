@@ -75,24 +75,14 @@ def _work(args: argparse.Namespace, metrics: Metrics | None) -> int:
 def _opened(args: argparse.Namespace) -> tuple[Thirteen, LogOptions]:
     """The application on the store and the log's key, read (or created) and checked; or
     ``Refused``. A worker deals nothing: it needs no seed key."""
-    from service.eventstore.storage import StoreConfigError
-    from service.opening import open_app
-    from service.tools.log_keys import log_options
+    from service.entrypoints.starting import checked_log, opened_store
 
+    app = opened_store(Path(args.data))
     try:
-        app = open_app(Path(args.data))
-    except StoreConfigError as error:
-        raise Refused(str(error)) from None
-    except Exception as error:  # the database is unreachable or unusable
-        raise Refused(f"cannot open the event store: {error}", 1) from None
-    try:
-        transparency = log_options(args, app, "worker")
-        if isinstance(transparency, str):
-            raise Refused(transparency)
+        return app, checked_log(args, app, "worker")
     except BaseException:
         app.close()
         raise
-    return app, transparency
 
 
 def _banner(args: argparse.Namespace, app: Thirteen, metrics: Metrics | None) -> None:
