@@ -25,6 +25,24 @@ def register(commands: Commands) -> None:
     collect = rng_tasks.add_parser(
         "collect", help="raw 32-bit words or dealt hands from the production shuffle (R12)"
     )
+    _register_collect(collect)
+    tester = rng_tasks.add_parser(
+        "test", help="frequency, runs and serial correlation at 99%% confidence: a report"
+    )
+    _register_test(tester)
+    for task in (collect, tester):
+        task.add_argument(
+            "--fixed-seed",
+            type=seed_key,
+            metavar="HEX",
+            help="a seed key (64 hex digits) for a reproducible run instead of fresh seeds",
+        )
+    collect.set_defaults(run=collect_command)
+    tester.set_defaults(run=test_command)
+
+
+def _register_collect(collect: argparse.ArgumentParser) -> None:
+    """``rng collect``'s own flags: what to collect, and where."""
     wanted = collect.add_mutually_exclusive_group(required=True)
     wanted.add_argument(
         "--raw", type=count, metavar="N", help="N words as drawn, before scaling (R12.3)"
@@ -38,9 +56,10 @@ def register(commands: Commands) -> None:
         help="raw words as 4 big-endian bytes each, nothing else (NIST SP 800-22, dieharder)",
     )
     collect.add_argument("--out", type=Path, metavar="FILE", help="default: standard output")
-    tester = rng_tasks.add_parser(
-        "test", help="frequency, runs and serial correlation at 99%% confidence: a report"
-    )
+
+
+def _register_test(tester: argparse.ArgumentParser) -> None:
+    """``rng test``'s own flags: the sample, its repeats, and the report's forms."""
     sample = tester.add_mutually_exclusive_group()
     sample.add_argument(
         "--cards",
@@ -69,15 +88,6 @@ def register(commands: Commands) -> None:
         action="store_true",
         help="show progress and the time left on stderr even when it is not a terminal",
     )
-    for task in (collect, tester):
-        task.add_argument(
-            "--fixed-seed",
-            type=seed_key,
-            metavar="HEX",
-            help="a seed key (64 hex digits) for a reproducible run instead of fresh seeds",
-        )
-    collect.set_defaults(run=collect_command)
-    tester.set_defaults(run=test_command)
 
 
 def collect_command(args: argparse.Namespace) -> int:
