@@ -22,6 +22,7 @@ from service.tools.rng_report import (
     Repeats,
     RngRun,
     caution,
+    described,
     level,
     numbers,
     repeats_summary,
@@ -270,15 +271,10 @@ def _p_value_plot(repeats: Repeats, outcome: Outcome, test: int) -> str:
 def _details(run: RngRun) -> str:
     items = []
     for number, outcome in enumerate(run.outcomes, start=1):
-        shown = numbers(outcome)
+        verdict = numbers(outcome).verdict
+        fields = "".join(f"<dd><b>{name}</b> {e(text)}</dd>" for name, text in described(outcome))
         items.append(
-            f'<dt>{number}. {e(outcome.name)} — <span class="verdict {shown.verdict}">'
-            f"{shown.verdict}</span></dt>"
-            f"<dd><b>checks</b> {e(outcome.checks)}</dd>"
-            f"<dd><b>sample</b> {e(outcome.sample)}</dd>"
-            f"<dd><b>statistic</b> {e(shown.statistic)}</dd>"
-            f"<dd><b>details</b> {e(outcome.details)}</dd>"
-            f"<dd><b>p-value</b> {e(shown.p_value)}</dd>"
-            f"<dd><b>critical</b> {e(shown.critical)}, at {1 - ALPHA:.0%}</dd>"
+            f'<dt>{number}. {e(outcome.name)} — <span class="verdict {verdict}">{verdict}</span>'
+            f"</dt>{fields}"
         )
     return f'<section class="details"><h2>The tests</h2><dl>{"".join(items)}</dl></section>'

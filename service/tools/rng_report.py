@@ -2,7 +2,8 @@
 collectors' headers state: the software (package version, git commit) and the date.
 
 One run's result is one ``RngRun``; the text report (``render``) and the HTML one
-(``rng_html``) both write it, with the figures ``numbers`` and ``Repeats`` word and count once.
+(``rng_html``) both write it, with the figures ``numbers``, ``described`` and ``Repeats`` word
+and count once.
 """
 
 from __future__ import annotations
@@ -135,6 +136,19 @@ def numbers(outcome: Outcome) -> Numbers:
     return Numbers("PASS" if outcome.passed else "FAIL", statistic, p, critical)
 
 
+def described(outcome: Outcome) -> tuple[tuple[str, str], ...]:
+    """What both reports say of ``outcome`` under its title: each field's name and text."""
+    shown = numbers(outcome)
+    return (
+        ("checks", outcome.checks),
+        ("sample", outcome.sample),
+        ("statistic", shown.statistic),
+        ("details", outcome.details),
+        ("p-value", shown.p_value),
+        ("critical", f"{shown.critical}, at {1 - ALPHA:.0%}"),
+    )
+
+
 def level() -> str:
     return f"{1 - ALPHA:.0%} confidence: a test fails when its p-value is below {ALPHA}"
 
@@ -180,17 +194,10 @@ def _p(value: float) -> str:
 
 
 def _outcome(number: int, outcome: Outcome) -> list[str]:
-    shown = numbers(outcome)
+    verdict = numbers(outcome).verdict
     title = f"{number}. {outcome.name} "
-    lines = [title + "." * (WIDTH - len(title) - len(shown.verdict) - 1) + " " + shown.verdict]
-    for name, text in (
-        ("checks", outcome.checks),
-        ("sample", outcome.sample),
-        ("statistic", shown.statistic),
-        ("details", outcome.details),
-        ("p-value", shown.p_value),
-        ("critical", f"{shown.critical}, at {1 - ALPHA:.0%}"),
-    ):
+    lines = [title + "." * (WIDTH - len(title) - len(verdict) - 1) + " " + verdict]
+    for name, text in described(outcome):
         lines.append(_field(f"   {name}", text, column=15))
     return lines
 
