@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from domain.errors import PhaseError, RuleError
 from projections.store import FinishedRound, LedgerEntry, PlayerStats, ViewStore
 from service._generated.thirteen.v1 import results_pb2, results_pb2_grpc
@@ -127,18 +129,8 @@ class ResultsServicer(results_pb2_grpc.ResultsServiceServicer):
         self, request: results_pb2.GetPlayerStatsRequest, context: Context
     ) -> results_pb2.GetPlayerStatsResponse:
         stats, balance = await self.run(self._stats, request.player_id)
-        return results_pb2.GetPlayerStatsResponse(
-            player_id=stats.player_id,
-            rounds_played=stats.rounds_played,
-            net_coins=stats.net_coins,
-            points=stats.points,
-            piles_won=stats.piles_won,
-            scoops=stats.scoops,
-            home_runs=stats.home_runs,
-            fouls=stats.fouls,
-            specials=stats.specials,
-            balance=balance,
-        )
+        # The view's statistics are the message's fields, by name, and the balance beside them
+        return results_pb2.GetPlayerStatsResponse(**asdict(stats), balance=balance)
 
     @rpc
     async def GetLeaderboard(
