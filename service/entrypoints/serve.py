@@ -20,7 +20,7 @@ from service.entrypoints.options import (
     host_port,
     whole_number,
 )
-from service.entrypoints.starting import Refused, listening_metrics, say, say_metrics
+from service.entrypoints.starting import Refused, add_metrics, listening_metrics, say, say_metrics
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -53,13 +53,7 @@ def register(commands: Commands) -> None:
         help="calls served at once, and as many streams open at once; past it a call is "
         "answered RESOURCE_EXHAUSTED with a delay to retry after (default 1000)",
     )
-    serve_parser.add_argument(
-        "--metrics",
-        type=host_port,
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics over plain HTTP there, at /metrics (default: none; "
-        "port 0 picks one)",
-    )
+    add_metrics(serve_parser)
     serve_tiles.register(serve_parser)
     serve_parser.add_argument(
         "--otlp-endpoint",

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from service.entrypoints.options import host_port
 from service.tools.terminal import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -24,6 +25,17 @@ class Refused(Exception):
     def __init__(self, message: str, status: int = EXIT_BAD_INPUT) -> None:
         super().__init__(message)
         self.status = status
+
+
+def add_metrics(parser: argparse.ArgumentParser, whose: str = "") -> None:
+    """``--metrics HOST:PORT``, where ``listening_metrics`` serves ``whose`` metrics."""
+    parser.add_argument(
+        "--metrics",
+        type=host_port,
+        metavar="HOST:PORT",
+        help=f"serve {whose}Prometheus metrics over plain HTTP there, at /metrics "
+        "(default: none; port 0 picks one)",
+    )
 
 
 def listening_metrics(args: argparse.Namespace) -> Metrics | int | None:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from service.entrypoints.configuring import log_effective
 from service.entrypoints.log_flags import register_transparency
-from service.entrypoints.options import Commands, add_data, add_log_level, host_port
-from service.entrypoints.starting import Refused, listening_metrics, say, say_metrics
+from service.entrypoints.options import Commands, add_data, add_log_level
+from service.entrypoints.starting import Refused, add_metrics, listening_metrics, say, say_metrics
 
 if TYPE_CHECKING:
     from service.application import Thirteen
@@ -29,13 +29,7 @@ def register(commands: Commands) -> None:
     )
     add_data(worker)
     add_log_level(worker)
-    worker.add_argument(
-        "--metrics",
-        type=host_port,
-        metavar="HOST:PORT",
-        help="serve this worker's Prometheus metrics over plain HTTP there, at /metrics "
-        "(default: none; port 0 picks one)",
-    )
+    add_metrics(worker, "this worker's ")
     register_transparency(worker)
     worker.set_defaults(run=work)
 
