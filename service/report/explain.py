@@ -240,7 +240,7 @@ def build(round_: Round, published: str = "") -> Report:
         pairs=pair_views,
         proof=_proof(round_, published),
         notes=_notes(pair_views),
-        undealt=undealt_cards(round_) if shown else (),
+        undealt=undealt_cards(round_) if visibility.shows_undealt(round_) else (),
     )
 
 
