@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 import grpc
 from grpc_health.v1 import health, health_pb2
 
+from domain.rules.hands import evaluator5
 from projections.projector import Leadership, NewerViews, Projector
 from projections.store import ResumePoint, ViewStore
 from service.application import Thirteen
@@ -218,7 +219,10 @@ def _prepare(
     transparency_log: TransparencyLog | None,
 ) -> ResumePoint | None:
     """The views' and the log's tables created (one replica at a time), views of an earlier
-    version rebuilt once by the leader; where the views are, for the follower to start from."""
+    version rebuilt once by the leader; where the views are, for the follower to start from.
+    The default pile order's table is built here, before the first call, rather than by the
+    first Arrange (domain.rules.hands builds its tables on first use)."""
+    evaluator5()
     with starting_together(app.env):
         views.create()
         if transparency_log is not None:

@@ -209,8 +209,10 @@ def test_describe_against_adds_the_kickers_only_when_the_short_words_tie() -> No
 
 @pytest.mark.parametrize("wheel", ["second", "lowest"])
 def test_r2_3_each_wheel_s_table_is_every_pile_classified_under_that_wheel(wheel: str) -> None:
-    """The ``lowest`` table is the ``second`` one with only the wheel's piles valued again;
-    built whole it is the same."""
+    """The table a pile order is valued by, built on first use and kept, is every pile
+    classified under that wheel."""
     from domain.rules import hands
 
-    assert hands._TABLES[wheel] == hands._tables(wheel)
+    kept = hands._tables_of(wheel)
+    assert hands._TABLES[wheel] is kept
+    assert kept == hands._tables(wheel)
