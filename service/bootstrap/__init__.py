@@ -3,8 +3,9 @@
 - ``open_app`` (``service.opening``): the application on the configured store;
 - ``service.bootstrap.serving``: a serving process (``thirteen serve``): ``start``,
   ``serve_forever``; with ``background="worker"`` it keeps neither the views nor the
-  transparency log, and serves what a worker stores; ``ServerOnThread``
-  (``service.bootstrap.on_thread``) starts one on a thread of its own;
+  transparency log, and serves what a worker stores; ``service.bootstrap.assembly`` puts its
+  parts together, and ``Running`` (``service.bootstrap.running``) is what it started;
+  ``ServerOnThread`` (``service.bootstrap.on_thread``) starts one on a thread of its own;
 - ``service.bootstrap.working``: a worker process (``thirteen worker``): the views' projector
   and the transparency log's appender and signer, one leader among the workers of a store.
 
@@ -22,14 +23,20 @@ from service.bootstrap.backgrounds import BACKGROUNDS
 
 if TYPE_CHECKING:
     from service.bootstrap.on_thread import ServerOnThread
-    from service.bootstrap.serving import Running, serve_forever, start
+    from service.bootstrap.running import Running
+    from service.bootstrap.serving import serve_forever, start
 
 __all__ = ["BACKGROUNDS", "Running", "ServerOnThread", "serve_forever", "start"]
 
+_HOMES = {
+    "Running": "running",
+    "ServerOnThread": "on_thread",
+    "serve_forever": "serving",
+    "start": "serving",
+}
+
 
 def __getattr__(name: str) -> Any:
-    if name == "ServerOnThread":
-        return importlib.import_module("service.bootstrap.on_thread").ServerOnThread
-    if name in __all__[1:]:
-        return getattr(importlib.import_module("service.bootstrap.serving"), name)
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"service.bootstrap.{_HOMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

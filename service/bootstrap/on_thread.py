@@ -9,7 +9,8 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from service.application import Thirteen
-from service.bootstrap.serving import Running, start
+from service.bootstrap.running import Running
+from service.bootstrap.serving import start
 
 T = TypeVar("T")
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from domain.tlog.note import Signer, Verifier
     from service.witness.cosigning import Witnessing
+    from service.witness.polling import Log
     from service.witness.state import State
 
 EXIT_FAILED = 1
@@ -185,10 +186,8 @@ def _last_cosigned(witnessing: Witnessing, origin: str) -> str:
 
 def _poll(args: argparse.Namespace) -> int:
     """``thirteen witness --log``: poll the log's gRPC API."""
-    import grpc
-
     from service import logging as service_logging
-    from service.witness.polling import RETRIED, Alarm, AnotherLog, Log, Unproven, poll
+    from service.witness.polling import Log
     from service.witness.state import BadInput, describe
 
     try:
@@ -206,42 +205,55 @@ def _poll(args: argparse.Namespace) -> int:
     )
     log_effective(args)
     try:
-        while True:
-            try:
-                outcome = poll(log, log_key, witness, state, args.alarm_after)
-                if args.once or outcome.startswith("cosigned"):
-                    print(f"thirteen witness: {outcome}", flush=True)
-                if args.once:
-                    return 0
-            except Alarm as alarm:
-                print(f"thirteen witness: ALARM: {alarm}; not cosigned", file=sys.stderr)
-                return EXIT_ALARM
-            except AnotherLog as other:
-                print(f"thirteen witness: {other}", file=sys.stderr)
-                return EXIT_FAILED
-            except Unproven as unproven:
-                retry = "" if args.once else f"; asking again in {args.interval:g} s"
-                print(f"thirteen witness: {unproven}{retry}", file=sys.stderr, flush=True)
-                if args.once:
-                    return EXIT_FAILED
-            except OSError as error:
-                print(f"thirteen witness: cannot record the state: {error}", file=sys.stderr)
-                return EXIT_FAILED
-            except grpc.RpcError as error:
-                code = error.code()
-                reason = f"{code.name}: {error.details()}"
-                if code not in RETRIED:
-                    print(f"thirteen witness: the log refuses ({reason})", file=sys.stderr)
-                    return EXIT_FAILED
-                if args.once:
-                    print(f"thirteen witness: the log is out of reach ({reason})", file=sys.stderr)
-                    return EXIT_FAILED
-                print(
-                    f"thirteen witness: the log is out of reach ({reason}); retrying in "
-                    f"{args.interval:g} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        while (status := _poll_once(args, log, log_key, witness, state)) is None:
             time.sleep(args.interval)
+        return status
     finally:
         channel.close()
+
+
+def _poll_once(
+    args: argparse.Namespace, log: Log, log_key: Verifier, witness: Signer, state: State
+) -> int | None:
+    """One poll, said on stdout (a checkpoint cosigned) or stderr: the exit status, or None to
+    poll again after ``--interval``."""
+    import grpc
+
+    from service.witness.polling import RETRIED, Alarm, AnotherLog, Unproven, poll
+
+    try:
+        outcome = poll(log, log_key, witness, state, args.alarm_after)
+        if args.once or outcome.startswith("cosigned"):
+            print(f"thirteen witness: {outcome}", flush=True)
+        if args.once:
+            return 0
+    except Alarm as alarm:
+        print(f"thirteen witness: ALARM: {alarm}; not cosigned", file=sys.stderr)
+        return EXIT_ALARM
+    except AnotherLog as other:
+        print(f"thirteen witness: {other}", file=sys.stderr)
+        return EXIT_FAILED
+    except Unproven as unproven:
+        retry = "" if args.once else f"; asking again in {args.interval:g} s"
+        print(f"thirteen witness: {unproven}{retry}", file=sys.stderr, flush=True)
+        if args.once:
+            return EXIT_FAILED
+    except OSError as error:
+        print(f"thirteen witness: cannot record the state: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except grpc.RpcError as error:
+        code = error.code()
+        reason = f"{code.name}: {error.details()}"
+        if code not in RETRIED:
+            print(f"thirteen witness: the log refuses ({reason})", file=sys.stderr)
+            return EXIT_FAILED
+        if args.once:
+            print(f"thirteen witness: the log is out of reach ({reason})", file=sys.stderr)
+            return EXIT_FAILED
+        print(
+            f"thirteen witness: the log is out of reach ({reason}); retrying in "
+            f"{args.interval:g} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return None

@@ -243,35 +243,16 @@ class Writer(CommandQueue):
                 except Exception as failed:  # a fault in presenting: the command still stands
                     log.exception("present_failed")
                     outcomes.append((job, None, failed))
-            if tracer is not None:  # each job's events end where the next one's begin
-                ends = [first for _, first, _ in traced[1:]] + [len(batch.events)]
-                traced = [
-                    (mark, first, end) for (mark, first, _), end in zip(traced, ends, strict=True)
-                ]
+            if tracer is not None:
+                traced = _spans(traced, len(batch.events))
             recordings: list[Recording[UUID]] = []
             if batch.events:
                 started_ns = time.time_ns() if tracer is not None else 0
                 started = time.perf_counter()
                 recordings = self._commit(batch)
                 took = time.perf_counter() - started
-        except IntegrityError:  # another replica wrote one of these streams first
-            self._forget(batch)
-            lost = True
-        except (OperationalError, InterfaceError, UndoFailed) as failed:
-            # The store is out of reach (or what it holds unknown): nothing of this batch is
-            # stored, and each caller is told so (retryable).
-            self._forget(batch)
-            cause = failed.__cause__ if isinstance(failed, UndoFailed) else None
-            failure = cause if isinstance(cause, Exception) else failed
-            outcomes = [(job, None, failure) for job in jobs]
-            lost = False
-        except Exception as failed:  # the commit refused what one command stored (its encoding,
-            # a value the database will not take): nothing is stored; who poisoned it?
-            self._forget(batch)
-            if len(jobs) > 1:
-                log.warning("batch_commit_failed", commands=len(jobs), cause=repr(failed)[:200])
-            outcomes = [(job, None, failed) for job in jobs]
-            lost = len(jobs) > 1
+        except Exception as failed:  # nothing of this batch is stored
+            lost, outcomes = self._failed(batch, jobs, failed)
         except BaseException:  # not the store's (an interrupt): nothing held may stay changed
             self._forget(batch)
             raise
@@ -294,6 +275,26 @@ class Writer(CommandQueue):
         if took is not None and tracer is not None:
             positions = [r.notification.id for r in recordings]
             tracer.committed([(mark, positions[a:b]) for mark, a, b in traced], started_ns)
+
+    def _failed(
+        self, batch: Batch, jobs: list[Job], failed: Exception
+    ) -> tuple[bool, list[tuple[Job, Any, Exception | None]]]:
+        """After a batch failed, storing nothing: whether it is lost (each of its commands runs
+        again alone, from fresh loads), else what each caller is told."""
+        self._forget(batch)
+        if isinstance(failed, IntegrityError):  # another replica wrote one of these streams first
+            return True, []
+        if isinstance(failed, (OperationalError, InterfaceError, UndoFailed)):
+            # The store is out of reach (or what it holds unknown): each caller is told so
+            # (retryable).
+            cause = failed.__cause__ if isinstance(failed, UndoFailed) else None
+            failure = cause if isinstance(cause, Exception) else failed
+            return False, [(job, None, failure) for job in jobs]
+        # The commit refused what one command stored (its encoding, a value the database will
+        # not take): who poisoned it?
+        if len(jobs) > 1:
+            log.warning("batch_commit_failed", commands=len(jobs), cause=repr(failed)[:200])
+        return len(jobs) > 1, [(job, None, failed) for job in jobs]
 
     def _run_one(self, job: Job, batch: Batch) -> Any:
         """Run a command in the batch; a refusal changes nothing. On PostgreSQL a refusal is
@@ -387,3 +388,10 @@ class Writer(CommandQueue):
         self._newer.pop(aggregate_id, None)
         with contextlib.suppress(KeyError):
             self.live.get(aggregate_id, evict=True)
+
+
+def _spans(traced: list[tuple[Any, int, int]], events: int) -> list[tuple[Any, int, int]]:
+    """Each traced job's mark and first event, with where its events end: where the next job's
+    begin, the last job's at the batch's ``events``."""
+    ends = [first for _, first, _ in traced[1:]] + [events]
+    return [(mark, first, end) for (mark, first, _), end in zip(traced, ends, strict=True)]

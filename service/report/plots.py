@@ -167,6 +167,21 @@ def _colour_bar(
     return body
 
 
+@dataclass(frozen=True)
+class _Plot:
+    """A histogram's plot area, in pixels, and where a count falls in it."""
+
+    left: int
+    top: int
+    width: int
+    height: int
+    y_top: float  # the count at the top of the y axis
+    slot: float  # one bin's width
+
+    def y(self, value: float) -> float:
+        return self.top + self.height * (1 - value / self.y_top)
+
+
 def histogram(
     labels: Sequence[str],
     observed: Sequence[float],
@@ -192,70 +207,101 @@ def histogram(
     left = 30 + 7 * max(len(f"{tick:,g}") for tick in ticks)
     right, top, bottom = 12, 34, 44
     plot_w, plot_h = width - left - right, height - top - bottom
-    bins = len(observed)
-    slot = plot_w / bins
-
-    def y(value: float) -> float:
-        return top + plot_h * (1 - value / y_top)
-
-    body = []
-    for tick in ticks:
-        body.append(
-            f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + plot_w}" y2="{y(tick):.1f}" '
-            f'stroke="#e3e6e1"/>'
-        )
-        body.append(_text(left - 5, y(tick) + 4, f"{tick:,g}", "end"))
-    for k, (count, wanted) in enumerate(zip(observed, expected, strict=True)):
-        x = left + k * slot
-        name = f"{labels[k]}–{labels[k + 1]}" if at_edges else labels[k]
-        body.append(
-            f'<rect x="{x + slot * 0.1:.1f}" y="{y(count):.1f}" width="{slot * 0.8:.1f}" '
-            f'height="{y(0) - y(count):.1f}" fill="{BAR}"><title>{e(name)}: {count:g} '
-            f"{e(observed_label)}, {wanted:.1f} {e(expected_label)}</title></rect>"
-        )
-    line = " ".join(
-        f"{left + k * slot:.1f},{y(w):.1f} {left + (k + 1) * slot:.1f},{y(w):.1f}"
-        for k, w in enumerate(expected)
-    )
-    body.append(f'<polyline points="{line}" fill="none" stroke="{EXPECTED}" stroke-width="2"/>')
+    plot = _Plot(left, top, plot_w, plot_h, y_top, plot_w / len(observed))
+    body = _y_grid(plot, ticks)
+    body += _bars(plot, labels, observed, expected, at_edges, (observed_label, expected_label))
+    body.append(_expected_line(plot, expected))
     if mark is not None:
-        x = left + mark[0] * slot
+        x = left + mark[0] * plot.slot
         body.append(
             f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="{INK}" '
             'stroke-dasharray="3 3"/>'
         )
     body.append(
-        f'<line x1="{left}" y1="{y(0)}" x2="{left + plot_w}" y2="{y(0)}" stroke="{MUTED}"/>'
+        f'<line x1="{left}" y1="{plot.y(0)}" x2="{left + plot_w}" y2="{plot.y(0)}" '
+        f'stroke="{MUTED}"/>'
     )
-    positions = (
-        [left + k * slot for k in range(bins + 1)]
-        if at_edges
-        else [left + (k + 0.5) * slot for k in range(bins)]
-    )
-    every = max(1, round(30 / slot)) if not at_edges else max(1, round(24 / slot))
-    for k, x in enumerate(positions):
-        if k % every == 0:
-            body.append(_text(x, y(0) + 14, labels[k]))
+    body += _x_labels(plot, labels, len(observed), at_edges)
     body.append(_text(left + plot_w / 2, height - 6, x_title))
     body.append(
         _text(
             12, top + plot_h / 2, y_title, extra=f' transform="rotate(-90 12 {top + plot_h / 2})"'
         )
     )
+    body += _legend(left, observed_label, expected_label, None if mark is None else mark[1])
+    return _svg(width, height, label, body)
+
+
+def _y_grid(plot: _Plot, ticks: Sequence[float]) -> list[str]:
+    """A light line across the plot at each tick of the y axis, labelled on the left."""
+    body = []
+    for tick in ticks:
+        y = plot.y(tick)
+        body.append(
+            f'<line x1="{plot.left}" y1="{y:.1f}" x2="{plot.left + plot.width}" y2="{y:.1f}" '
+            f'stroke="#e3e6e1"/>'
+        )
+        body.append(_text(plot.left - 5, y + 4, f"{tick:,g}", "end"))
+    return body
+
+
+def _bars(
+    plot: _Plot,
+    labels: Sequence[str],
+    observed: Sequence[float],
+    expected: Sequence[float],
+    at_edges: bool,
+    names: tuple[str, str],
+) -> list[str]:
+    """A bar for each bin's observed count, its figures (and the expected one) as its title."""
+    observed_label, expected_label = names
+    body = []
+    for k, (count, wanted) in enumerate(zip(observed, expected, strict=True)):
+        x = plot.left + k * plot.slot
+        name = f"{labels[k]}–{labels[k + 1]}" if at_edges else labels[k]
+        body.append(
+            f'<rect x="{x + plot.slot * 0.1:.1f}" y="{plot.y(count):.1f}" '
+            f'width="{plot.slot * 0.8:.1f}" height="{plot.y(0) - plot.y(count):.1f}" '
+            f'fill="{BAR}"><title>{e(name)}: {count:g} '
+            f"{e(observed_label)}, {wanted:.1f} {e(expected_label)}</title></rect>"
+        )
+    return body
+
+
+def _expected_line(plot: _Plot, expected: Sequence[float]) -> str:
+    """The expected counts as steps, level across each bin."""
+    left, slot = plot.left, plot.slot
+    line = " ".join(
+        f"{left + k * slot:.1f},{plot.y(w):.1f} {left + (k + 1) * slot:.1f},{plot.y(w):.1f}"
+        for k, w in enumerate(expected)
+    )
+    return f'<polyline points="{line}" fill="none" stroke="{EXPECTED}" stroke-width="2"/>'
+
+
+def _x_labels(plot: _Plot, labels: Sequence[str], bins: int, at_edges: bool) -> list[str]:
+    """The bins' labels under the axis (or their edges'), as many as fit without crowding."""
+    left, slot = plot.left, plot.slot
+    positions = (
+        [left + k * slot for k in range(bins + 1)]
+        if at_edges
+        else [left + (k + 0.5) * slot for k in range(bins)]
+    )
+    every = max(1, round(30 / slot)) if not at_edges else max(1, round(24 / slot))
+    y = plot.y(0) + 14
+    return [_text(x, y, labels[k]) for k, x in enumerate(positions) if k % every == 0]
+
+
+def _legend(left: float, observed: str, expected: str, mark: str | None) -> list[str]:
+    """The key above the plot: the bars, the expected line and the mark, when there is one."""
     swatches = [
-        (f'<rect x="0" y="8" width="12" height="10" fill="{BAR}"/>', observed_label),
-        (
-            f'<line x1="0" y1="13" x2="16" y2="13" stroke="{EXPECTED}" stroke-width="2"/>',
-            expected_label,
-        ),
+        (f'<rect x="0" y="8" width="12" height="10" fill="{BAR}"/>', observed),
+        (f'<line x1="0" y1="13" x2="16" y2="13" stroke="{EXPECTED}" stroke-width="2"/>', expected),
     ]
     if mark is not None:
         swatches.append(
-            (
-                f'<line x1="6" y1="6" x2="6" y2="20" stroke="{INK}" stroke-dasharray="3 3"/>',
-                mark[1],
-            )
+            (f'<line x1="6" y1="6" x2="6" y2="20" stroke="{INK}" stroke-dasharray="3 3"/>', mark)
         )
+    body = []
     at = left + 4.0
     for (
         swatch,
@@ -265,4 +311,4 @@ def histogram(
             f'<g transform="translate({at:.1f} 0)">{swatch}{_text(20, 17, text, "start")}</g>'
         )
         at += 20 + 6.5 * len(text) + 16
-    return _svg(width, height, label, body)
+    return body

@@ -100,31 +100,7 @@ def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
     who = getattr(event, "player_id", None)  # None: the service (deal, reveal, abandon)
     details: dict[str, Any] = {}
     if isinstance(event, Round.Dealt):
-        details = {
-            "table_id": event.table_id,
-            "number": event.number,
-            "players": list(event.players),
-            "commitment": event.commitment,
-            "client_seed": event.client_seed,
-            "base_stake": event.base_stake,
-            "balances": dict(event.balances),
-            "ruleset": event.ruleset.get("name", ""),
-            "deadline": _time(event.deadline),
-        }
-        if event.player_seeds:  # R12.8; a deal without them reads as it always did
-            details["player_seeds"] = dict(event.player_seeds)
-            details["effective_client_seed"] = effective_client_seed(
-                event.client_seed, in_seat_order(event.players, event.player_seeds)
-            )
-        shown = visibility.visible_hands(final, visibility.OBSERVER)
-        if shown:
-            details["hands"] = {p: list(event.hands[p]) for p in shown}
-            horse = final.ruleset.horse_card
-            if horse is not None:  # R14.1.2: who holds it, from the cards dealt
-                details["horse_card"] = str(horse)
-                details["horse_holders"] = [
-                    p for p in shown if final.ruleset.holds_horse(final.hand(p))
-                ]
+        details = _dealt(event, final)
     elif isinstance(event, Round.Arranged | Round.SpecialDeclared):
         if visibility.sees_submission(final, visibility.OBSERVER, event.player_id):
             details = {"front": event.front, "middle": event.middle, "back": event.back}
@@ -156,6 +132,37 @@ def _event(record: StoredRecord, event: Any, final: Round) -> dict[str, Any]:
         "caller": recorded(event),  # whose call stored it; "unknown" if stored before it was kept
         "details": details,
     }
+
+
+def _dealt(event: Round.Dealt, final: Round) -> dict[str, Any]:
+    """A deal's details: the table, the players, the commitment and seeds, and the hands once
+    an observer may see them (the end state of the round decides)."""
+    details: dict[str, Any] = {
+        "table_id": event.table_id,
+        "number": event.number,
+        "players": list(event.players),
+        "commitment": event.commitment,
+        "client_seed": event.client_seed,
+        "base_stake": event.base_stake,
+        "balances": dict(event.balances),
+        "ruleset": event.ruleset.get("name", ""),
+        "deadline": _time(event.deadline),
+    }
+    if event.player_seeds:  # R12.8; a deal without them reads as it always did
+        details["player_seeds"] = dict(event.player_seeds)
+        details["effective_client_seed"] = effective_client_seed(
+            event.client_seed, in_seat_order(event.players, event.player_seeds)
+        )
+    shown = visibility.visible_hands(final, visibility.OBSERVER)
+    if shown:
+        details["hands"] = {p: list(event.hands[p]) for p in shown}
+        horse = final.ruleset.horse_card
+        if horse is not None:  # R14.1.2: who holds it, from the cards dealt
+            details["horse_card"] = str(horse)
+            details["horse_holders"] = [
+                p for p in shown if final.ruleset.holds_horse(final.hand(p))
+            ]
+    return details
 
 
 def _status(round_: Round, player: str, shown: bool) -> dict[str, Any]:

@@ -327,6 +327,16 @@ def proof_lines(report: Report) -> list[str]:
     return lines
 
 
+def _viewpoint_lines(report: Report, player: str) -> list[str]:
+    """The section on ``player``'s own result: overall, then against each opponent."""
+    out = ["", f"From {player}'s point of view", f"  {overall_sentence(report, player)}"]
+    for pair in report.pairs_for(player):
+        if player in (pair.a, pair.b):
+            out.append(f"  against {pair.other(player)}:")
+            out += [f"    {line}" for line in pair_sentences(report, pair, player)]
+    return out
+
+
 def render_text(report: Report, player: str | None = None) -> str:
     """The dispute report for people; from ``player``'s point of view when given."""
     out = [f"Dispute report for round {report.round_id}"]
@@ -340,14 +350,7 @@ def render_text(report: Report, player: str | None = None) -> str:
     out += [f"    {line}" for line in ruleset_lines(report.ruleset)]
     out += [f"  NOTE: {note}" for note in report.notes]
     if player is not None:
-        out.append("")
-        out.append(f"From {player}'s point of view")
-        out.append(f"  {overall_sentence(report, player)}")
-        for pair in report.pairs_for(player):
-            if player not in (pair.a, pair.b):
-                continue
-            out.append(f"  against {pair.other(player)}:")
-            out += [f"    {line}" for line in pair_sentences(report, pair, player)]
+        out += _viewpoint_lines(report, player)
     out.append("")
     out.append("Players (front | middle | back)" if report.over else "Players")
     width = max(len(p.player_id) for p in report.players)

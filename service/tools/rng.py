@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -90,38 +90,13 @@ def run_tests(args: argparse.Namespace) -> int:
     the report on stdout."""
     provenance = Provenance.now()
     started = time.perf_counter()
-    for path in (args.out, args.html):
-        unwritable = _unwritable(path)
-        if unwritable is not None:
-            return _refuse(unwritable)
-    clash = _same_file(args.file, args.out, args.html)
-    if clash is not None:
-        return _refuse(clash)
-    if args.file is not None:
-        if args.fixed_seed is not None:
-            return _refuse("--fixed-seed is for collecting deals, not with --file")
-        if args.repeats:
-            return _refuse("--repeats deals further samples, not with --file (one sample)")
-        try:
-            sample = read_sample(args.file)
-        except SampleError as error:
-            return _refuse(str(error))
-        eta = Eta("thirteen rng test", _test_units(sample), forced=args.progress)
-        repeats = 0
-    else:
-        if not MIN_DEALS * DECK_SIZE <= args.cards <= MAX_TEST_CARDS:
-            return _refuse(
-                f"--cards must be from {MIN_DEALS * DECK_SIZE:,} ({MIN_DEALS} deals: "
-                f"{MIN_EXPECTED} expected per card × position cell) to {MAX_TEST_CARDS:,}"
-            )
-        repeats = args.repeats or 0
-        each = -(-args.cards // DECK_SIZE)
-        eta = Eta(
-            "thirteen rng test", (1 + repeats) * each * (1 + TEST_SHARE), forced=args.progress
-        )
-        seeds = Seeds.from_key(args.fixed_seed) if args.fixed_seed else Seeds.fresh()
-        stream = deals(seeds)
-        sample = collect_sample(seeds, args.cards, stream, eta.advance)
+    refusal = _refusal(args)
+    if refusal is not None:
+        return _refuse(refusal)
+    try:
+        sample, eta, again = _first_sample(args)
+    except SampleError as error:
+        return _refuse(str(error))
     if sample.decks and len(sample.decks) < MIN_DEALS:
         return _refuse(f"{sample.source}: the tests need at least {MIN_DEALS} deals")
     if not sample.decks and len(sample.words) < MIN_WORDS:
@@ -130,18 +105,10 @@ def run_tests(args: argparse.Namespace) -> int:
     outcomes = _test(sample, eta)
     tested = time.perf_counter()
     further = None
-    if repeats:
-        p_values: list[list[float]] = [[] for _ in outcomes]
-        for _ in range(repeats):
-            again = collect_sample(seeds, args.cards, stream, eta.advance)
-            for test, outcome in enumerate(_test(again, eta)):
-                p_values[test].append(outcome.p_value)
-        further = Repeats(
-            repeats,
-            f"{len(sample.decks):,} deals each, the next deals of the same seeds",
-            time.perf_counter() - tested,
-            tuple(map(tuple, p_values)),
-        )
+    if again is not None and args.repeats:
+        p_values = _p_values(args.repeats, again, eta, len(outcomes))
+        each = f"{len(sample.decks):,} deals each, the next deals of the same seeds"
+        further = Repeats(args.repeats, each, time.perf_counter() - tested, p_values)
     run = RngRun(
         provenance,
         sample.source,
@@ -152,19 +119,78 @@ def run_tests(args: argparse.Namespace) -> int:
         further,
     )
     report = render(run)
-    failed = None  # the report and every other file still written: a long run is not lost
-    for path, text in ((args.out, report), (args.html, None)):
+    failed = _write(run, report, args.out, args.html)
+    sys.stdout.write(report)
+    if failed is not None:
+        sys.stdout.flush()
+        return _refuse(failed)
+    return 0 if run.verdict == "PASS" else EXIT_FAILED
+
+
+def _refusal(args: argparse.Namespace) -> str | None:
+    """Why the options make no run, said before a deal is dealt or a sample read."""
+    for path in (args.out, args.html):
+        unwritable = _unwritable(path)
+        if unwritable is not None:
+            return unwritable
+    clash = _same_file(args.file, args.out, args.html)
+    if clash is not None:
+        return clash
+    if args.file is not None:
+        if args.fixed_seed is not None:
+            return "--fixed-seed is for collecting deals, not with --file"
+        if args.repeats:
+            return "--repeats deals further samples, not with --file (one sample)"
+    elif not MIN_DEALS * DECK_SIZE <= args.cards <= MAX_TEST_CARDS:
+        return (
+            f"--cards must be from {MIN_DEALS * DECK_SIZE:,} ({MIN_DEALS} deals: "
+            f"{MIN_EXPECTED} expected per card × position cell) to {MAX_TEST_CARDS:,}"
+        )
+    return None
+
+
+def _first_sample(args: argparse.Namespace) -> tuple[Sample, Eta, Callable[[], Sample] | None]:
+    """The sample to test, read from ``--file`` (raises ``SampleError``) or dealt now; the
+    progress of the whole run; and, when dealt, what deals the next sample of the same size
+    (the same seeds' next deals, for ``--repeats``)."""
+    if args.file is not None:
+        sample = read_sample(args.file)
+        return sample, Eta("thirteen rng test", _test_units(sample), forced=args.progress), None
+    repeats = args.repeats or 0
+    each = -(-args.cards // DECK_SIZE)
+    eta = Eta("thirteen rng test", (1 + repeats) * each * (1 + TEST_SHARE), forced=args.progress)
+    seeds = Seeds.from_key(args.fixed_seed) if args.fixed_seed else Seeds.fresh()
+    stream = deals(seeds)
+
+    def again() -> Sample:
+        return collect_sample(seeds, args.cards, stream, eta.advance)
+
+    return again(), eta, again
+
+
+def _p_values(
+    count: int, again: Callable[[], Sample], eta: Eta, tests: int
+) -> tuple[tuple[float, ...], ...]:
+    """``count`` further samples dealt and tested as the first: each test's p-values."""
+    p_values: list[list[float]] = [[] for _ in range(tests)]
+    for _ in range(count):
+        for test, outcome in enumerate(_test(again(), eta)):
+            p_values[test].append(outcome.p_value)
+    return tuple(map(tuple, p_values))
+
+
+def _write(run: RngRun, report: str, out: Path | None, html: Path | None) -> str | None:
+    """The report written to ``out`` and the page to ``html``, those given; why one could not
+    be, if one could not (every other is still written: a long run is not lost)."""
+    failed = None
+    for path, text in ((out, report), (html, None)):
         if path is None:
             continue
         try:
             path.write_text(render_html(run) if text is None else text, encoding="utf-8")
         except OSError as error:
             failed = failed or f"cannot write {path}: {error.strerror}"
-    sys.stdout.write(report)
-    if failed is not None:
-        sys.stdout.flush()
-        return _refuse(failed)
-    return 0 if run.verdict == "PASS" else EXIT_FAILED
+    return failed
 
 
 def _test_units(sample: Sample) -> float:
