@@ -2,7 +2,8 @@
 that README.md and docs/ show in a code block parses with the real command line, every relative
 link resolves to a file of the repository, every path of the repository they name exists, the
 map of the code names every package, and the API reference documents exactly the RPCs the
-protos declare.
+protos declare. The map's floors and modules, the rule book's pointers into the code and the
+make targets of docs/internals/testing.md are checked in ``test_docs_map.py``.
 
 Conventions the pages follow, so that these checks can read them:
 
@@ -18,13 +19,6 @@ Conventions the pages follow, so that these checks can read them:
   `` `domain/rules/` ``) names a file or folder that exists, so a moved module cannot leave a
   page behind; a path that exists no more is struck out (`` ~~`service/tools/cli.py`~~ ``).
   docs/internals/layout.md names every package of the code.
-- docs/internals/layout.md is the map of the code: its floors are the import floors
-  tests/unit/test_layers.py enforces (``FLOORS``), in order, and its tables name every module
-  of ``domain/``, ``projections/`` and ``service/`` (generated stubs aside), each either as a
-  path (`` `service/opening.py` ``) or by its name in its package's row (`` `writer` `` in the
-  row of `` `service/eventstore/` ``). Every other lowercase name in code in a package's row
-  is a module of the package or a name one of its modules defines (`` `create_server` ``), so
-  a module renamed or gone cannot stay on the map.
 - Each RPC is documented in docs/reference/api.md under a heading ``### Service.Method``
   (for example ``### TableService.Deal``), and every ``Service.Method`` or
   ``Service/Method`` the page names is one the protos declare.
@@ -32,7 +26,6 @@ Conventions the pages follow, so that these checks can read them:
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import re
@@ -42,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.entrypoints.cli import build_parser
-from tests.unit.test_layers import FLOORS
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -468,173 +460,3 @@ def test_the_layout_names_every_package_of_the_code() -> None:
     layout = LAYOUT.read_text(encoding="utf-8")
     missing = [p for p in packages() if f"`{p}/" not in layout and f"`{p}`" not in layout]
     assert not missing, "packages docs/internals/layout.md does not name: " + ", ".join(missing)
-
-
-# The map of the code --------------------------------------------------------------------------
-
-MAP_END = "\n## Where things moved"  # below: old paths, struck out
-FLOOR_ITEM = re.compile(r"^(\d+)\.\s")
-FLOOR_NAME = re.compile(r"`((?:domain|projections|service)(?:\.\w+)*)`")
-CODE = re.compile(r"`([^`]+)`")
-MODULE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
-CELL = re.compile(r"(?<!\\)\|")  # a cell ends at a pipe that is not escaped
-
-
-def layout_floors(text: str) -> list[set[str]]:
-    """The import floors the map lists, lowest first: the numbered list's items, each the set of
-    modules (`` `service.eventstore` ``) it names."""
-    floors: list[set[str]] = []
-    listing = False
-    for line in text.split(MAP_END)[0].splitlines():
-        item = FLOOR_ITEM.match(line)
-        if item:
-            listing = True
-            floors.append(set(FLOOR_NAME.findall(line)))
-        elif listing and line.startswith("   ") and line.strip():
-            floors[-1] |= set(FLOOR_NAME.findall(line))
-        elif listing:
-            break
-    return floors
-
-
-def floor_failures(listed: list[set[str]], floors: list[tuple[str, ...]]) -> list[str]:
-    """How the floors a page lists differ from ``floors``, floor by floor (1 is the lowest)."""
-    failures = []
-    if len(listed) != len(floors):
-        failures.append(f"{len(listed)} floors listed, {len(floors)} in FLOORS")
-    for number, (shown, floor) in enumerate(zip(listed, floors, strict=False), start=1):
-        if shown != set(floor):
-            only_page = ", ".join(sorted(shown - set(floor))) or "none"
-            only_test = ", ".join(sorted(set(floor) - shown)) or "none"
-            failures.append(
-                f"floor {number}: only listed: {only_page}; only in FLOORS: {only_test}"
-            )
-    return failures
-
-
-def map_rows(text: str) -> Iterator[tuple[int, list[str], str]]:
-    """The rows of the map's tables, with their line: the code of the first cell (the paths the
-    row is about), and the rest of the row."""
-    for number, line in enumerate(text.split(MAP_END)[0].splitlines(), start=1):
-        if line.startswith("| `"):
-            cells = CELL.split(line)[1:-1]
-            yield number, CODE.findall(cells[0]), "|".join(cells[1:])
-
-
-def module_files(repo: Path = REPO) -> list[str]:
-    """Every module of the code as a path (``service/eventstore/writer.py``): not the packages'
-    ``__init__.py`` (the packages are checked apart), not the generated stubs."""
-    found = []
-    for root in PACKAGES:
-        for path in sorted((repo / root).rglob("*.py")):
-            relative = path.relative_to(repo).as_posix()
-            if path.name != "__init__.py" and "_generated" not in relative:
-                found.append(relative)
-    return found
-
-
-def defined_names(modules: list[Path]) -> set[str]:
-    """The names ``modules`` define at their top level and in their classes' bodies, and the
-    strings their top-level assignments hold (a header's name)."""
-    names: set[str] = set()
-    for path in modules:
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            inner = node.body if isinstance(node, ast.ClassDef) else []
-            for each in (node, *inner):
-                if isinstance(each, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    names.add(each.name)
-                elif isinstance(each, ast.Assign | ast.AnnAssign) and each.value is not None:
-                    targets = each.targets if isinstance(each, ast.Assign) else [each.target]
-                    names |= {target.id for target in targets if isinstance(target, ast.Name)}
-                    names |= {
-                        constant.value
-                        for constant in ast.walk(each.value)
-                        if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
-                    }
-    return names
-
-
-def row_names(rest: str) -> Iterator[tuple[str, str | None]]:
-    """The lowercase names in code in a row's cells, each with the path in code right before it
-    when there is one (`` `service/opening.py` `open_app` ``: a name of that module). A command
-    (`` `thirteen` ``, `` `thirteen worker` ``) is no name of the code."""
-    before: tuple[int, str] | None = None
-    for code in CODE.finditer(rest):
-        name = code.group(1)
-        follows = before is not None and not rest[before[0] : code.start()].strip()
-        if MODULE_NAME.match(name) and name != "thirteen":
-            yield name, before[1] if follows and before is not None else None
-        before = (code.end(), name) if name.endswith(".py") else None
-
-
-def map_failures(text: str, repo: Path = REPO, page: str = "docs/internals/layout.md") -> list[str]:
-    """Modules of the code the map does not name, and names in a package's row that are no
-    module of it, nor a name its modules define."""
-    failures = []
-    named: set[str] = set()
-    for number, heads, rest in map_rows(text):
-        named |= {path for path in CODE.findall(rest) + heads if path.endswith(".py")}
-        for package in (head.rstrip("/") for head in heads if head.endswith("/")):
-            if not (repo / package / "__init__.py").exists():
-                continue
-            for name, owner in row_names(rest):
-                module = f"{package}/{name}.py"
-                if owner is None and (
-                    (repo / module).exists() or (repo / package / name / "__init__.py").exists()
-                ):
-                    named.add(module)
-                    continue
-                modules = [repo / owner] if owner else sorted((repo / package).glob("*.py"))
-                if not all(m.exists() for m in modules) or name not in defined_names(modules):
-                    where_ = f"`{owner}`" if owner else f"`{package}/`"
-                    failures.append(f"{page}:{number}: `{name}` is no module or name of {where_}")
-    failures += [f"{page}: names no `{m}`" for m in module_files(repo) if m not in named]
-    return failures
-
-
-def test_the_layout_lists_the_import_floors_of_test_layers() -> None:
-    listed = layout_floors(LAYOUT.read_text(encoding="utf-8"))
-    failures = floor_failures(listed, FLOORS)
-    assert not failures, "docs/internals/layout.md against FLOORS:\n" + "\n".join(failures)
-
-
-def test_a_floor_left_out_or_merged_is_caught() -> None:
-    page = (
-        "Floors:\n\n1. `domain.rules`\n2. the service: `service.eventstore`,\n"
-        "   `service.rpc`\n\nMore.\n\n3. not a floor: after the list\n"
-    )
-    assert layout_floors(page) == [{"domain.rules"}, {"service.eventstore", "service.rpc"}]
-    floors = [("domain.rules",), ("service.eventstore",), ("service.rpc",)]
-    assert floor_failures(layout_floors(page), floors) == [
-        "2 floors listed, 3 in FLOORS",
-        "floor 2: only listed: service.rpc; only in FLOORS: none",
-    ]
-
-
-def test_the_layout_names_every_module_and_only_modules_that_exist() -> None:
-    failures = map_failures(LAYOUT.read_text(encoding="utf-8"))
-    assert not failures, "the map against the code:\n" + "\n".join(failures)
-
-
-def test_a_module_left_off_the_map_or_gone_is_caught(tmp_path: Path) -> None:
-    store = tmp_path / "service" / "eventstore"
-    store.mkdir(parents=True)
-    for name in ("__init__", "writer", "eventlog", "batch"):
-        (store / f"{name}.py").write_text("def command() -> None: ...\n", encoding="utf-8")
-    (tmp_path / "service" / "__init__.py").write_text("", encoding="utf-8")
-    (tmp_path / "service" / "opening.py").write_text("def open_app() -> None: ...\n", "utf-8")
-    (tmp_path / "service" / "clock.py").write_text("", encoding="utf-8")
-    page = (
-        "| path | what it holds |\n|---|---|\n"
-        "| `service/opening.py` | `open_app` |\n"
-        "| `service/eventstore/` | `writer` (`command`, `thirteen worker`), `application`; "
-        "`service/opening.py` `open_app`, `service/opening.py` `close_app` |\n"
-        "\n## Where things moved\n\n| ~~`service/clock.py`~~ | `service/clock.py` |\n"
-    )
-    assert map_failures(page, repo=tmp_path, page="layout.md") == [
-        "layout.md:4: `application` is no module or name of `service/eventstore/`",
-        "layout.md:4: `close_app` is no module or name of `service/opening.py`",
-        "layout.md: names no `service/clock.py`",
-        "layout.md: names no `service/eventstore/batch.py`",
-        "layout.md: names no `service/eventstore/eventlog.py`",
-    ]
