@@ -34,7 +34,7 @@ test: lint
 	$(BIN)/python -m pytest -n 4 --dist worksteal
 
 # The quick loop: the pure domain's tests and doctests, fewer examples of each property, no
-# server, no database, nothing marked slow (a few seconds).
+# server, no database, nothing marked slow (about 20 seconds).
 unit: setup
 	$(BIN)/python -m pytest -q -m "not slow" --hypothesis-profile=quick tests/unit domain projections
 

@@ -2,7 +2,8 @@
 that README.md and docs/ show in a code block parses with the real command line, every relative
 link resolves to a file of the repository, every path of the repository they name exists, the
 map of the code names every package, and the API reference documents exactly the RPCs the
-protos declare.
+protos declare. The map's floors and modules, the rule book's pointers into the code and the
+make targets of docs/internals/testing.md are checked in ``test_docs_map.py``.
 
 Conventions the pages follow, so that these checks can read them:
 
