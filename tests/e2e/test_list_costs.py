@@ -4,13 +4,15 @@ fewer), and its next_page_token continues where it stopped; a real server on bot
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from service._generated.thirteen.v1 import results_pb2, table_pb2
 from tests.e2e.helpers import arrange_well, deal, reveal, seated_table, wait_until
+from tests.support.clock import ManualClock
 from tests.support.server import ServerThread
+from tests.support.stores import store_environ
 
 ROUNDS_PER_CALL = 100  # the documented cap of a listing of rounds
 HUGE = 2**31 - 1
@@ -35,9 +37,22 @@ def list_player_rounds(server: ServerThread, token: str) -> tuple[list[str], str
     return [r.round_id for r in answer.rounds], answer.next_page_token
 
 
-@pytest.fixture
-def played(server: ServerThread) -> tuple[ServerThread, list[str]]:
-    """A table with three rounds more than a call lists, all revealed, in the views."""
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def played(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerThread, list[str]]]:
+    """A table with three rounds more than a call lists, all revealed, in the views; played
+    once a store for the three listings, which only read it."""
+    directory = tmp_path_factory.mktemp("list-costs")
+    with store_environ(request.param, directory) as environ:
+        server = ServerThread(directory / "data", environ, ManualClock())
+        try:
+            yield server, _play(server)
+        finally:
+            server.stop()
+
+
+def _play(server: ServerThread) -> list[str]:
     seated_table(server, "t", {"A": 10**9, "B": 10**9})
     ids = []
     for _ in range(ROUNDS_PER_CALL + 3):
@@ -52,7 +67,7 @@ def played(server: ServerThread) -> tuple[ServerThread, list[str]]:
         return bool(newest) and newest[0].round_id == ids[-1]
 
     wait_until(in_the_views, "the views to take in every round")
-    return server, ids
+    return ids
 
 
 @pytest.mark.parametrize(
