@@ -11,6 +11,7 @@ import json
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -179,3 +180,64 @@ def test_every_credit_acknowledged_before_a_kill_9_mid_batch_is_there_after_the_
         again.stop()
     unanswered = sorted(set(sent) - set(acked))
     assert sum(acked) <= stored <= sum(acked) + sum(unanswered), (stored, sum(acked))
+
+
+def test_credits_while_postgres_sessions_are_cut_mid_batch_are_each_answered_and_retry_once(
+    tmp_path: Path,
+) -> None:
+    """PostgreSQL: the serving process's sessions cut with pg_terminate_backend over and over
+    while callers credit at once. Every caller is answered (OK, or UNAVAILABLE: retry); sending
+    each unanswered credit again under its transfer id leaves exactly what was sent."""
+    import psycopg
+
+    from tests.support.stores import PG, store_environ
+
+    name = f"a20-{uuid.uuid4().hex[:8]}"
+    with store_environ("postgres", tmp_path) as environ:
+        server = ServeProcess(tmp_path / "data", environ={**environ, "PGAPPNAME": name})
+        try:
+            sent: dict[str, int] = {}
+            failed: list[str] = []
+            others: list[str] = []
+
+            def credit(caller: int) -> None:
+                for n in range(1, 25):
+                    transfer, amount = f"c{caller}-{n}", caller * 1000 + n
+                    sent[transfer] = amount
+                    request = wallet_pb2.CreditRequest(
+                        player_id="P", amount=amount, transfer_id=transfer
+                    )
+                    try:
+                        server.wallets.Credit(request, timeout=DEADLINE)
+                    except grpc.RpcError as error:
+                        code = error.code()
+                        (failed if code == grpc.StatusCode.UNAVAILABLE else others).append(
+                            f"{transfer} {code.name} {error.details()}"
+                        )
+
+            callers = [threading.Thread(target=credit, args=(c,)) for c in range(1, 7)]
+            for caller in callers:
+                caller.start()
+            while any(c.is_alive() for c in callers):
+                with psycopg.connect(autocommit=True, **PG) as admin:
+                    admin.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE application_name = %s",
+                        (name,),
+                    )
+                time.sleep(0.05)
+            for caller in callers:
+                caller.join()
+            assert not others, others
+            for line in failed:  # again, under the same transfer id: stored once
+                transfer = line.split()[0]
+                again = wallet_pb2.CreditRequest(
+                    player_id="P", amount=sent[transfer], transfer_id=transfer
+                )
+                server.wallets.Credit(again, timeout=DEADLINE)
+            balance = server.wallets.GetBalance(
+                wallet_pb2.GetBalanceRequest(player_id="P"), timeout=DEADLINE
+            ).balance
+        finally:
+            server.stop()
+    assert balance == sum(sent.values()), (balance, sum(sent.values()), len(failed))
