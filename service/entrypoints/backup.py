@@ -38,6 +38,19 @@ def register(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
+def not_sqlite(command: str) -> str | None:
+    """Why ``backup``/``restore`` cannot copy the store ``THIRTEEN_STORE`` names, in one line:
+    an unknown store is named as the server names it, PostgreSQL gets its own procedure."""
+    from service.eventstore.storage import STORES  # not at the CLI's start: it loads the store
+
+    store = os.environ.get("THIRTEEN_STORE", "sqlite")
+    if store == "sqlite":
+        return None
+    if store not in STORES:
+        return f"THIRTEEN_STORE must be one of {', '.join(STORES)}, got {store!r}"
+    return postgres_procedure(command)
+
+
 def postgres_procedure(command: str) -> str:
     """What to run instead of ``backup``/``restore`` on PostgreSQL, in one line."""
     schema = os.environ.get("POSTGRES_SCHEMA") or "public"
@@ -51,8 +64,9 @@ def postgres_procedure(command: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from service.tools.backup import BackupError, BackupFailed, backup
 
-    if os.environ.get("THIRTEEN_STORE", "sqlite") != "sqlite":
-        return refuse("backup", postgres_procedure("backup"))
+    refusal = not_sqlite("backup")
+    if refusal is not None:
+        return refuse("backup", refusal)
     data = Path(args.data)
     keys: list[Path] = []
     for named in (args.seed_key, args.log_key):

@@ -4,10 +4,9 @@ no store, and what to do next about the keys and the transparency log (``service
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from service.entrypoints.backup import postgres_procedure
+from service.entrypoints.backup import not_sqlite
 from service.entrypoints.options import Commands, add_data, refuse
 
 
@@ -29,8 +28,9 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from service.tools.backup import BackupError, restore, restored_log_key
 
-    if os.environ.get("THIRTEEN_STORE", "sqlite") != "sqlite":
-        return refuse("restore", postgres_procedure("restore"))
+    refusal = not_sqlite("restore")
+    if refusal is not None:
+        return refuse("restore", refusal)
     data = Path(args.data)
     try:
         manifest = restore(args.source, data, args.include_keys)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import thirteen
+
 from .conftest import run
 
 
@@ -38,3 +40,22 @@ def test_audit_of_an_empty_round_id_audits_no_other_round(tmp_path: Path) -> Non
     assert out.status == 2
     assert "round '' does not exist" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["backup", "restore"])
+def test_an_unknown_store_kind_is_named_not_taken_for_postgresql(
+    command: str, tmp_path: Path
+) -> None:
+    """``THIRTEEN_STORE=mongo``: backup and restore said how to copy a PostgreSQL store (found by
+    the attack on issue 20; present before it); now the setting is named as ``serve`` names it."""
+    source = tmp_path / "backup"
+    source.mkdir()
+    arguments = [str(tmp_path / "copy")] if command == "backup" else [str(source)]
+    out = thirteen(
+        command, *arguments, "--data", tmp_path / "data", env={"THIRTEEN_STORE": "mongo"}
+    )
+    assert out.returncode == 2, out.stderr
+    assert "THIRTEEN_STORE must be one of sqlite, postgres, got 'mongo'" in out.stderr
+    assert "pg_dump" not in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "copy").exists() and not (tmp_path / "data").exists()
