@@ -182,12 +182,18 @@ def test_every_credit_acknowledged_before_a_kill_9_mid_batch_is_there_after_the_
     assert sum(acked) <= stored <= sum(acked) + sum(unanswered), (stored, sum(acked))
 
 
+RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
 def test_credits_while_postgres_sessions_are_cut_mid_batch_are_each_answered_and_retry_once(
     tmp_path: Path,
 ) -> None:
     """PostgreSQL: the serving process's sessions cut with pg_terminate_backend over and over
-    while callers credit at once. Every caller is answered (OK, or UNAVAILABLE: retry); sending
-    each unanswered credit again under its transfer id leaves exactly what was sent."""
+    while callers credit at once. Every caller is answered: OK, or UNAVAILABLE or its own
+    deadline (on a loaded machine the sessions can be cut faster than they are made again; the
+    same at 391ae65), both "retry"; sending each such credit again under its transfer id, once
+    the cutting stops, leaves exactly what was sent (one that was stored after all is not
+    stored twice)."""
     import psycopg
 
     from tests.support.stores import PG, store_environ
@@ -211,7 +217,7 @@ def test_credits_while_postgres_sessions_are_cut_mid_batch_are_each_answered_and
                         server.wallets.Credit(request, timeout=DEADLINE)
                     except grpc.RpcError as error:
                         code = error.code()
-                        (failed if code == grpc.StatusCode.UNAVAILABLE else others).append(
+                        (failed if code in RETRY else others).append(
                             f"{transfer} {code.name} {error.details()}"
                         )
 
