@@ -182,9 +182,8 @@ def _special_pair(x: _Entry, y: _Entry, ruleset: Ruleset) -> tuple[int, str]:
 
 
 def _compare(i: int, j: int, x: _Entry, y: _Entry, ruleset: Ruleset) -> _Pair:
-    """One pair, before the home-run multiplier: the three piles compared (R6.1), the scoop,
-    roll-over included (R6.2; R14.5.1, R14.5.2), one side foul (R6.3) or both (R6.4), and a
-    special hand on either side (R6.5, R6.6, through ``_special_pair``)."""
+    """One pair before the home-run multiplier: piles compared (R6.1), scoop and roll-over (R6.2;
+    R14.5.1–2), one side foul (R6.3) or both (R6.4), a special (R6.5, R6.6: ``_special_pair``)."""
     if x.play.is_special or y.play.is_special:
         points, sentence = _special_pair(x, y, ruleset)
         return _Pair(i, j, points, (), None, [sentence])
